@@ -1,0 +1,46 @@
+// Schedule generators, one source file each. Each is pure: (options) -> Schedule, built with the
+// straggler (if the algorithm cares) at rank n-1. Call them through generate_schedule(), which
+// checks support and relabels; the support functions return "" or the reason n is unsupported.
+#pragma once
+
+#include <string>
+
+#include "collsim/algorithms/registry.hpp"
+
+namespace collsim {
+
+Schedule generate_ring(const AlgorithmOptions& options);
+std::string ring_unsupported(Rank n);
+
+Schedule generate_recursive_halving_doubling(const AlgorithmOptions& options);
+std::string recursive_halving_doubling_unsupported(Rank n);
+
+Schedule generate_recursive_doubling(const AlgorithmOptions& options);
+std::string recursive_doubling_unsupported(Rank n);
+
+Schedule generate_binomial_tree(const AlgorithmOptions& options);
+std::string binomial_tree_unsupported(Rank n);
+
+Schedule generate_double_binary_tree(const AlgorithmOptions& options);
+std::string double_binary_tree_unsupported(Rank n);
+
+Schedule generate_direct(const AlgorithmOptions& options);
+std::string direct_unsupported(Rank n);
+
+Schedule generate_straggler_tree(const AlgorithmOptions& options);
+std::string straggler_tree_unsupported(Rank n);
+
+Schedule generate_stragglar(const AlgorithmOptions& options);
+std::string stragglar_unsupported(Rank n);
+
+/// Appends to `phase` a ring ReduceScatter among `ranks` (in ring order) over chunks
+/// [chunk_offset, chunk_offset + ranks.size()), after which ranks[i] holds chunk
+/// chunk_offset + i reduced over all of `ranks`. ranks.size()-1 rounds. Shared by ring,
+/// stragglar phase 1 and direct.
+void append_ring_reduce_scatter(Phase& phase, std::span<const Rank> ranks,
+                                std::uint32_t chunk_offset);
+/// Appends a ring AllGather among `ranks`, the inverse of append_ring_reduce_scatter: starting
+/// with ranks[i] holding chunk chunk_offset + i, ends with every rank holding all of them.
+void append_ring_all_gather(Phase& phase, std::span<const Rank> ranks, std::uint32_t chunk_offset);
+
+}  // namespace collsim

@@ -1,0 +1,13 @@
+// Placeholder until the generator lands: every n is reported unsupported, never a fake schedule.
+#include "collsim/algorithms/generators.hpp"
+#include "collsim/models/error.hpp"
+
+namespace collsim {
+
+std::string recursive_halving_doubling_unsupported(Rank /*n*/) { return "not implemented yet"; }
+
+Schedule generate_recursive_halving_doubling(const AlgorithmOptions& /*options*/) {
+  throw ScheduleError("recursive_halving_doubling: not implemented yet");
+}
+
+}  // namespace collsim

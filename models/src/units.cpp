@@ -1,0 +1,114 @@
+#include "collsim/models/units.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <utility>
+
+#include "collsim/models/error.hpp"
+
+namespace collsim {
+namespace {
+
+struct Suffix {
+  std::string_view name;
+  double factor;
+};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// Splits "12.5 GiB" into the number and the suffix and looks the suffix up in `table`.
+// The empty suffix means the SI base unit.
+template <std::size_t N>
+double parse_with_suffix(std::string_view text, std::string_view what, std::string_view kind,
+                         const std::array<Suffix, N>& table) {
+  const std::string_view trimmed = trim(text);
+  double value = 0.0;
+  const char* begin = trimmed.data();
+  const char* end = trimmed.data() + trimmed.size();
+  auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || trimmed.empty()) {
+    throw ConfigError(fmt::format("{}: '{}' is not a {} (expected a number with an optional unit)",
+                                  what, text, kind));
+  }
+  const std::string_view suffix = trim(std::string_view(ptr, static_cast<std::size_t>(end - ptr)));
+  if (!std::isfinite(value)) {
+    throw ConfigError(fmt::format("{}: '{}' is not a finite {}", what, text, kind));
+  }
+  if (suffix.empty()) return value;
+  for (const auto& entry : table) {
+    if (entry.name == suffix) return value * entry.factor;
+  }
+  std::string known;
+  for (const auto& entry : table) known += fmt::format("{}{}", known.empty() ? "" : ", ", entry.name);
+  throw ConfigError(fmt::format("{}: unknown unit '{}' in '{}' (known units: {})", what, suffix,
+                                text, known));
+}
+
+}  // namespace
+
+double parse_duration_s(std::string_view text, std::string_view what) {
+  static constexpr std::array<Suffix, 5> kTable{{
+      {"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"min", 60.0}}};
+  const double seconds = parse_with_suffix(text, what, "duration", kTable);
+  if (seconds < 0) {
+    throw ConfigError(fmt::format("{}: duration '{}' must not be negative", what, text));
+  }
+  return seconds;
+}
+
+double parse_size_bytes(std::string_view text, std::string_view what) {
+  static constexpr std::array<Suffix, 9> kTable{{{"B", 1.0},
+                                                 {"KiB", 1024.0},
+                                                 {"MiB", 1024.0 * 1024},
+                                                 {"GiB", 1024.0 * 1024 * 1024},
+                                                 {"TiB", 1024.0 * 1024 * 1024 * 1024},
+                                                 {"KB", 1e3},
+                                                 {"MB", 1e6},
+                                                 {"GB", 1e9},
+                                                 {"TB", 1e12}}};
+  const double bytes = parse_with_suffix(text, what, "size", kTable);
+  if (bytes < 0) throw ConfigError(fmt::format("{}: size '{}' must not be negative", what, text));
+  return bytes;
+}
+
+double parse_bandwidth_Bps(std::string_view text, std::string_view what) {
+  static constexpr std::array<Suffix, 9> kTable{{{"Bps", 1.0},
+                                                 {"KBps", 1e3},
+                                                 {"MBps", 1e6},
+                                                 {"GBps", 1e9},
+                                                 {"TBps", 1e12},
+                                                 {"GiBps", 1024.0 * 1024 * 1024},
+                                                 {"MiBps", 1024.0 * 1024},
+                                                 {"Gbps", 1e9 / 8},
+                                                 {"Mbps", 1e6 / 8}}};
+  const double bps = parse_with_suffix(text, what, "bandwidth", kTable);
+  if (bps <= 0) throw ConfigError(fmt::format("{}: bandwidth '{}' must be positive", what, text));
+  return bps;
+}
+
+std::string format_duration(double seconds) {
+  const double a = std::fabs(seconds);
+  if (a >= 1.0) return fmt::format("{:.3f} s", seconds);
+  if (a >= 1e-3) return fmt::format("{:.3f} ms", seconds * 1e3);
+  if (a >= 1e-6) return fmt::format("{:.3f} us", seconds * 1e6);
+  return fmt::format("{:.1f} ns", seconds * 1e9);
+}
+
+std::string format_size(double bytes) {
+  static constexpr std::array<std::pair<std::string_view, double>, 4> kUnits{{
+      {"TiB", 1024.0 * 1024 * 1024 * 1024}, {"GiB", 1024.0 * 1024 * 1024}, {"MiB", 1024.0 * 1024}, {"KiB", 1024.0}}};
+  for (const auto& [name, factor] : kUnits) {
+    if (bytes >= factor && std::fmod(bytes, factor) == 0.0) return fmt::format("{:g} {}", bytes / factor, name);
+  }
+  return fmt::format("{:g} B", bytes);
+}
+
+}  // namespace collsim

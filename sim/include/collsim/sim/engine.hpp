@@ -1,0 +1,59 @@
+// The engine interface: execute a schedule with byte sizes, link costs and arrival times attached.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collsim/algorithms/schedule.hpp"
+#include "collsim/models/link_model.hpp"
+#include "collsim/models/topology.hpp"
+
+namespace collsim {
+
+/// Everything an engine needs besides the schedule.
+struct RunConfig {
+  double size_bytes = 0;            ///< buffer per rank; a chunk is size_bytes / num_chunks
+  Topology topology;                ///< links and routes; topology.n must equal schedule.n
+  StartMode start = StartMode::Eager;
+  std::vector<double> arrival_s;    ///< per rank arrival time (seconds, >= 0); empty = all 0
+  bool record_trace = false;        ///< fill RunResult::trace
+};
+
+/// One executed transfer, for traces and tests.
+struct TransferRecord {
+  std::uint32_t phase = 0;
+  std::uint32_t round = 0;          ///< round index within the phase
+  Transfer transfer;
+  double start_s = 0;               ///< both endpoints ready (rendezvous)
+  double end_s = 0;                 ///< data applied at the receiver (incl. gamma for reduce)
+};
+
+struct RunResult {
+  std::string engine;
+  std::vector<double> finish_s;     ///< per rank: when its last round completed (>= arrival)
+  double first_arrival_s = 0;
+  double last_arrival_s = 0;
+  double time_s = 0;                ///< last finish - first arrival
+  double time_after_last_arrival_s = 0; ///< last finish - last arrival
+  std::size_t transfers = 0;        ///< transfers simulated
+  std::vector<TransferRecord> trace;///< only when RunConfig::record_trace
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual std::string_view name() const = 0;
+  /// Executes `schedule`. Throws ConfigError when the config does not fit the schedule
+  /// (rank counts, negative arrival) or the engine cannot model the topology.
+  virtual RunResult run(const Schedule& schedule, const RunConfig& config) = 0;
+};
+
+/// "closed_form" | "replay" | "simgrid". Throws ConfigError for an unknown name (listing the
+/// known ones) or an engine not built into this binary.
+std::unique_ptr<Engine> make_engine(std::string_view name);
+
+}  // namespace collsim

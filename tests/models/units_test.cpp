@@ -1,0 +1,58 @@
+#include "collsim/models/units.hpp"
+
+#include <gtest/gtest.h>
+
+#include "collsim/models/error.hpp"
+
+namespace collsim {
+namespace {
+
+TEST(Units, Durations) {
+  EXPECT_DOUBLE_EQ(parse_duration_s("3us"), 3e-6);
+  EXPECT_DOUBLE_EQ(parse_duration_s("5 ms"), 5e-3);
+  EXPECT_DOUBLE_EQ(parse_duration_s("0.5s"), 0.5);
+  EXPECT_DOUBLE_EQ(parse_duration_s("250ns"), 250e-9);
+  EXPECT_DOUBLE_EQ(parse_duration_s("2"), 2.0);
+  EXPECT_DOUBLE_EQ(parse_duration_s("0"), 0.0);
+}
+
+TEST(Units, Sizes) {
+  EXPECT_DOUBLE_EQ(parse_size_bytes("1GiB"), 1073741824.0);
+  EXPECT_DOUBLE_EQ(parse_size_bytes("256 KiB"), 262144.0);
+  EXPECT_DOUBLE_EQ(parse_size_bytes("4MB"), 4e6);
+  EXPECT_DOUBLE_EQ(parse_size_bytes("100B"), 100.0);
+  EXPECT_DOUBLE_EQ(parse_size_bytes("1e3"), 1000.0);
+}
+
+TEST(Units, Bandwidths) {
+  EXPECT_DOUBLE_EQ(parse_bandwidth_Bps("450GBps"), 450e9);
+  EXPECT_DOUBLE_EQ(parse_bandwidth_Bps("450GiBps"), 450.0 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(parse_bandwidth_Bps("400Gbps"), 50e9);
+}
+
+TEST(Units, BadInputNamesKeyAndValue) {
+  try {
+    parse_duration_s("-3us", "--delay");
+    FAIL() << "negative delay accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--delay"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("-3us"), std::string::npos);
+  }
+  EXPECT_THROW(parse_size_bytes("-1GiB"), ConfigError);
+  EXPECT_THROW(parse_size_bytes("1 GiBs"), ConfigError);
+  EXPECT_THROW(parse_size_bytes("lots"), ConfigError);
+  EXPECT_THROW(parse_size_bytes(""), ConfigError);
+  EXPECT_THROW(parse_bandwidth_Bps("0GBps"), ConfigError);
+  EXPECT_THROW(parse_duration_s("3 parsecs"), ConfigError);
+  EXPECT_THROW(parse_duration_s("nan"), ConfigError);
+}
+
+TEST(Units, Formatting) {
+  EXPECT_EQ(format_size(1073741824.0), "1 GiB");
+  EXPECT_EQ(format_size(100.0), "100 B");
+  EXPECT_EQ(format_duration(3e-6), "3.000 us");
+  EXPECT_EQ(format_duration(9.46e-3), "9.460 ms");
+}
+
+}  // namespace
+}  // namespace collsim
