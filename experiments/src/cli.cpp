@@ -1,10 +1,64 @@
 #include "collsim/experiments/cli.hpp"
 
-namespace collsim {
+#include <fmt/format.h>
 
-int run_cli(const std::vector<std::string>& /*args*/, std::ostream& out, std::ostream& /*err*/) {
-  out << "collsim\n";
-  return 0;
+#include <exception>
+
+#include "collsim/experiments/commands.hpp"
+#include "collsim/models/error.hpp"
+
+namespace collsim {
+namespace {
+
+struct Subcommand {
+  const char* name;
+  const char* summary;
+  int (*run)(const Args&, std::ostream&);
+};
+
+const Subcommand kSubcommands[] = {
+    {"schedule", "generate a schedule and print it (text, json, stats)", &schedule_command},
+    {"verify", "check schedules with the verifier and the reference executor", &verify_command},
+    {"simulate", "time one AllReduce with an engine (closed_form, replay, simgrid)", &simulate_command},
+};
+
+std::string usage() {
+  std::string text =
+      "usage: collsim COMMAND [options]\n\n"
+      "collsim simulates AllReduce algorithms (StragglAR, ring, trees, ...) under straggler delays.\n\n"
+      "commands:\n";
+  for (const auto& c : kSubcommands) text += fmt::format("  {:<10} {}\n", c.name, c.summary);
+  text += "\nRun 'collsim COMMAND --help' for the options of a command.\n";
+  return text;
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    out << usage();
+    return args.empty() ? 2 : 0;
+  }
+  for (const auto& c : kSubcommands) {
+    if (args[0] != c.name) continue;
+    try {
+      return c.run(Args(args.begin() + 1, args.end()), out);
+    } catch (const InternalError& e) {
+      err << "collsim: internal error (please report): " << e.what() << "\n";
+      return 70;
+    } catch (const Error& e) {
+      err << "collsim: error: " << e.what() << "\n";
+      return 2;
+    } catch (const std::bad_alloc&) {
+      err << "collsim: error: out of memory\n";
+      return 2;
+    } catch (const std::exception& e) {
+      err << "collsim: internal error (please report): " << e.what() << "\n";
+      return 70;
+    }
+  }
+  err << fmt::format("collsim: error: unknown command '{}' (run 'collsim --help')\n", args[0]);
+  return 2;
 }
 
 }  // namespace collsim

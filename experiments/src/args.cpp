@@ -1,0 +1,156 @@
+#include "collsim/experiments/args.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "collsim/models/error.hpp"
+
+namespace collsim {
+
+ArgParser::ArgParser(std::string command, std::string summary)
+    : command_(std::move(command)), summary_(std::move(summary)) {}
+
+ArgParser& ArgParser::option(std::string name, std::string alias, std::string value_name,
+                             std::string help, std::optional<std::string> default_value) {
+  specs_.push_back(Spec{std::move(name), std::move(alias), std::move(value_name), std::move(help),
+                        std::move(default_value), false});
+  return *this;
+}
+
+ArgParser& ArgParser::flag(std::string name, std::string help) {
+  specs_.push_back(Spec{std::move(name), "", "", std::move(help), std::nullopt, true});
+  return *this;
+}
+
+ArgParser& ArgParser::positional(std::string name, std::string help, bool required) {
+  positional_name_ = std::move(name);
+  positional_help_ = std::move(help);
+  positional_required_ = required;
+  accepts_positionals_ = true;
+  return *this;
+}
+
+const ArgParser::Spec* ArgParser::find(std::string_view token) const {
+  for (const auto& s : specs_) {
+    if ((token.size() == s.name.size() + 2 && token.substr(0, 2) == "--" && token.substr(2) == s.name) ||
+        (!s.alias.empty() && token == s.alias)) {
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
+bool ArgParser::parse(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string token = args[i];
+    if (token == "--help" || token == "-h") return false;
+    if (token.size() > 1 && token[0] == '-' && !(token.size() > 1 && std::isdigit(static_cast<unsigned char>(token[1])))) {
+      std::optional<std::string> inline_value;
+      if (const auto eq = token.find('='); eq != std::string::npos && token.rfind("--", 0) == 0) {
+        inline_value = token.substr(eq + 1);
+        token = token.substr(0, eq);
+      }
+      const Spec* spec = find(token);
+      if (spec == nullptr) {
+        throw ConfigError(fmt::format("{}: unknown option '{}' (see collsim {} --help)", command_, token, command_));
+      }
+      if (values_.count(spec->name) != 0) {
+        throw ConfigError(fmt::format("{}: option --{} given twice", command_, spec->name));
+      }
+      if (spec->is_flag) {
+        if (inline_value) throw ConfigError(fmt::format("{}: flag --{} takes no value", command_, spec->name));
+        values_.emplace(spec->name, std::string(1, '1'));  // emplace: GCC 12 -Wrestrict false positive on operator=(const char*)
+        continue;
+      }
+      if (inline_value) {
+        values_[spec->name] = *inline_value;
+      } else if (i + 1 < args.size()) {
+        values_[spec->name] = args[++i];
+      } else {
+        throw ConfigError(fmt::format("{}: option --{} needs a value ({})", command_, spec->name, spec->value_name));
+      }
+      continue;
+    }
+    if (!accepts_positionals_) {
+      throw ConfigError(fmt::format("{}: unexpected argument '{}'", command_, token));
+    }
+    positionals_.push_back(token);
+  }
+  if (positional_required_ && positionals_.empty()) {
+    throw ConfigError(fmt::format("{}: missing {} (see collsim {} --help)", command_, positional_name_, command_));
+  }
+  return true;
+}
+
+bool ArgParser::has(std::string_view name) const {
+  if (values_.find(name) != values_.end()) return true;
+  for (const auto& s : specs_) {
+    if (s.name == name && s.default_value) return true;
+  }
+  return false;
+}
+
+std::optional<std::string> ArgParser::get_optional(std::string_view name) const {
+  if (auto it = values_.find(name); it != values_.end()) return it->second;
+  for (const auto& s : specs_) {
+    if (s.name == name) return s.default_value;
+  }
+  throw InternalError(fmt::format("option --{} was never declared", name));
+}
+
+std::string ArgParser::get(std::string_view name) const {
+  if (auto v = get_optional(name)) return *v;
+  throw ConfigError(fmt::format("{}: option --{} is required", command_, name));
+}
+
+bool ArgParser::flag_set(std::string_view name) const { return values_.find(name) != values_.end(); }
+
+std::string ArgParser::help() const {
+  std::string text = fmt::format("usage: collsim {} [options]{}\n\n{}\n\noptions:\n", command_,
+                                 accepts_positionals_ ? fmt::format(" {}", positional_name_) : std::string(), summary_);
+  if (accepts_positionals_) text += fmt::format("  {:<28} {}\n", positional_name_, positional_help_);
+  for (const auto& s : specs_) {
+    std::string left = s.alias.empty() ? fmt::format("--{}", s.name) : fmt::format("{}, --{}", s.alias, s.name);
+    if (!s.is_flag) left = fmt::format("{} {}", left, s.value_name);
+    text += fmt::format("  {:<28} {}{}\n", left, s.help,
+                        s.default_value ? fmt::format(" (default: {})", *s.default_value) : "");
+  }
+  text += fmt::format("  {:<28} {}\n", "-h, --help", "show this help");
+  return text;
+}
+
+unsigned long long parse_unsigned(std::string_view text, std::string_view what) {
+  unsigned long long value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) {
+    throw ConfigError(fmt::format("{}: '{}' is not a non-negative integer", what, text));
+  }
+  return value;
+}
+
+std::vector<unsigned long long> parse_uint_list(std::string_view text, std::string_view what) {
+  std::vector<unsigned long long> values;
+  if (const auto dots = text.find(".."); dots != std::string_view::npos) {
+    const auto lo = parse_unsigned(text.substr(0, dots), what);
+    const auto hi = parse_unsigned(text.substr(dots + 2), what);
+    if (hi < lo) throw ConfigError(fmt::format("{}: empty range '{}'", what, text));
+    if (hi - lo > 1'000'000) throw ConfigError(fmt::format("{}: range '{}' is too long", what, text));
+    for (auto v = lo; v <= hi; ++v) values.push_back(v);
+    return values;
+  }
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    const auto piece = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    values.push_back(parse_unsigned(piece, what));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  return values;
+}
+
+}  // namespace collsim

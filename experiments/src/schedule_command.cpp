@@ -1,0 +1,122 @@
+// `collsim schedule`: print a generated schedule as a table, JSON, or statistics.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ostream>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/algorithms/verifier.hpp"
+#include "collsim/experiments/args.hpp"
+#include "collsim/experiments/commands.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/models/json.hpp"
+
+namespace collsim {
+namespace {
+
+std::string chunk_label(const Transfer& t) {
+  return t.chunk_count == 1 ? fmt::format("c{}", t.chunk_begin)
+                            : fmt::format("c{}-{}", t.chunk_begin, t.chunk_begin + t.chunk_count - 1);
+}
+
+// One round as "a<->b c1/c2" for swaps (a sends c1, b sends c2) and "a->b c" for one-way
+// transfers, the notation of the StragglAR reference; '+' marks a reduce at the receiver.
+std::string format_round(std::span<const Transfer> round) {
+  std::vector<bool> used(round.size(), false);
+  std::string line;
+  const auto mark = [](const Transfer& t) { return t.op == Op::Reduce ? "+" : ""; };
+  for (std::size_t i = 0; i < round.size(); ++i) {
+    if (used[i]) continue;
+    const Transfer& a = round[i];
+    std::string item;
+    for (std::size_t j = i + 1; j < round.size(); ++j) {
+      const Transfer& b = round[j];
+      if (!used[j] && b.src == a.dst && b.dst == a.src) {
+        used[j] = true;
+        item = fmt::format("{}<->{} {}{}/{}{}", a.src, a.dst, mark(a), chunk_label(a), mark(b), chunk_label(b));
+        break;
+      }
+    }
+    if (item.empty()) item = fmt::format("{}->{} {}{}", a.src, a.dst, mark(a), chunk_label(a));
+    line += (line.empty() ? "" : "; ") + item;
+  }
+  return line;
+}
+
+void print_text(const Schedule& s, std::ostream& out) {
+  out << fmt::format("{} n={} chunks={} ports={}{}  ('+' = reduce at the receiver)\n", s.algorithm, s.n,
+                     s.num_chunks, s.ports, s.straggler >= 0 ? fmt::format(" straggler={}", s.straggler) : "");
+  for (const Phase& p : s.phases) {
+    out << fmt::format("phase {} ({} rounds, {} transfers)\n", p.name(), p.num_rounds(), p.num_transfers());
+    for (std::size_t r = 0; r < p.num_rounds(); ++r) {
+      out << fmt::format("  {:>4}: {}\n", r, format_round(p.round(r)));
+    }
+  }
+}
+
+void print_json(const Schedule& s, std::ostream& out) {
+  out << fmt::format("{{\"algorithm\":{},\"n\":{},\"num_chunks\":{},\"straggler\":{},\"ports\":{},\"phases\":[",
+                     json_string(s.algorithm), s.n, s.num_chunks, s.straggler, s.ports);
+  for (std::size_t p = 0; p < s.phases.size(); ++p) {
+    const Phase& phase = s.phases[p];
+    out << fmt::format("{}{{\"name\":{},\"rounds\":[", p ? "," : "", json_string(phase.name()));
+    for (std::size_t r = 0; r < phase.num_rounds(); ++r) {
+      out << (r ? ",[" : "[");
+      bool first = true;
+      for (const Transfer& t : phase.round(r)) {
+        out << fmt::format("{}{{\"src\":{},\"dst\":{},\"chunk_begin\":{},\"chunk_count\":{},\"op\":\"{}\"}}",
+                           first ? "" : ",", t.src, t.dst, t.chunk_begin, t.chunk_count, op_name(t.op));
+        first = false;
+      }
+      out << "]";
+    }
+    out << "]}";
+  }
+  out << "]}\n";
+}
+
+}  // namespace
+
+int schedule_command(const Args& args, std::ostream& out) {
+  ArgParser parser("schedule", "Generate an AllReduce schedule and print it.");
+  parser.option("algo", "-a", "NAME", "algorithm: " + algorithm_names())
+      .option("n", "-n", "N", "number of ranks (>= 2)")
+      .option("straggler", "", "RANK", "the expected straggler (straggler-aware algorithms)")
+      .option("pipeline-chunks", "", "K", "trees: pipeline depth in chunks (0 = default)", "0")
+      .option("format", "", "text|json|stats", "output format", "text");
+  if (!parser.parse(args)) {
+    out << parser.help();
+    return 0;
+  }
+  AlgorithmOptions options;
+  options.n = static_cast<Rank>(parse_unsigned(parser.get("n"), "-n"));
+  if (auto s = parser.get_optional("straggler")) options.straggler = static_cast<Rank>(parse_unsigned(*s, "--straggler"));
+  options.pipeline_chunks = static_cast<std::uint32_t>(parse_unsigned(parser.get("pipeline-chunks"), "--pipeline-chunks"));
+  const std::string format = parser.get("format");
+  if (format != "text" && format != "json" && format != "stats") {
+    throw ConfigError(fmt::format("schedule: --format '{}' is not one of text, json, stats", format));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const Schedule s = generate_schedule(parser.get("algo"), options);
+  const double generate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (format == "text") {
+    print_text(s, out);
+  } else if (format == "json") {
+    print_json(s, out);
+  } else {
+    const auto t1 = std::chrono::steady_clock::now();
+    const bool verified = verify_schedule(s).empty();
+    const double verify_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    out << fmt::format("{{\"algorithm\":{},\"n\":{},\"num_chunks\":{},\"phases\":[", json_string(s.algorithm), s.n, s.num_chunks);
+    for (std::size_t p = 0; p < s.phases.size(); ++p) {
+      out << fmt::format("{}{{\"name\":{},\"rounds\":{},\"transfers\":{}}}", p ? "," : "",
+                         json_string(s.phases[p].name()), s.phases[p].num_rounds(), s.phases[p].num_transfers());
+    }
+    out << fmt::format("],\"rounds\":{},\"transfers\":{},\"memory_bytes\":{},\"generate_s\":{},\"verify_s\":{},\"verified\":{}}}\n",
+                       s.num_rounds(), s.num_transfers(), s.memory_bytes(), json_number(generate_s),
+                       json_number(verify_s), verified ? "true" : "false");
+  }
+  return 0;
+}
+
+}  // namespace collsim
