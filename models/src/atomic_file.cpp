@@ -1,0 +1,43 @@
+#include "collsim/models/atomic_file.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "collsim/models/error.hpp"
+
+namespace collsim {
+
+void write_file_atomically(const std::string& path, std::string_view content) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  if (ec) {
+    throw ConfigError(fmt::format("cannot create directory '{}': {}", target.parent_path().string(), ec.message()));
+  }
+  // The pid keeps concurrent writers (e.g. several MPI ranks) from sharing a temporary file.
+  const std::string tmp = fmt::format("{}.tmp.{}", path, static_cast<long>(::getpid()));
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) throw ConfigError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  const bool written = std::fwrite(content.data(), 1, content.size(), f) == content.size();
+  const bool flushed = std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !flushed || !closed) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw ConfigError(fmt::format("cannot write '{}': {}", path, std::strerror(err)));
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw ConfigError(fmt::format("cannot rename '{}' to '{}': {}", tmp, path, ec.message()));
+  }
+}
+
+}  // namespace collsim
