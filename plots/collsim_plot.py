@@ -26,7 +26,27 @@ STYLE = {
 
 NUMERIC = {"n", "size_bytes", "delay_s", "trial", "seed", "time_s", "time_after_last_arrival_s",
            "speedup_vs_ring", "algbw_GBps", "busbw_GBps", "hidden_delay_fraction", "straggler",
-           "num_stragglers", "persistence", "oversubscription", "mean_s", "p50_s", "p99_s"}
+           "straggler_moved", "transfers",
+           "num_stragglers", "persistence", "oversubscription", "mean_s", "p50_s", "p99_s",
+           # summary.csv and timing.csv
+           "point", "trials", "mean_delay_s", "mean_time_s", "p50_time_s", "p99_time_s", "min_time_s",
+           "max_time_s", "mean_time_after_last_arrival_s", "p99_time_after_last_arrival_s",
+           "mean_speedup_vs_ring", "speedup_of_mean_vs_ring", "rank_by_mean", "wall_s", "generate_s",
+           "transfers_per_s", "peak_rss_bytes"}
+
+# Legend order and display names; algorithms not listed keep their registry name and go last.
+ORDER = ["stragglar", "ring", "recursive_halving_doubling", "recursive_doubling", "binomial_tree",
+         "double_binary_tree", "direct", "straggler_tree"]
+LABEL = {
+    "stragglar": "StragglAR",
+    "ring": "Ring",
+    "recursive_halving_doubling": "Recursive halving/doubling",
+    "recursive_doubling": "Recursive doubling",
+    "binomial_tree": "Binomial tree",
+    "double_binary_tree": "Double binary tree",
+    "direct": "Direct (broadcast)",
+    "straggler_tree": "Straggler tree",
+}
 
 
 def read_rows(path):
@@ -51,6 +71,128 @@ def style(algorithm):
     return STYLE.get(algorithm, ("#333333", "."))
 
 
+def label(algorithm):
+    """Display name of an algorithm (registry name when unknown)."""
+    return LABEL.get(algorithm, algorithm)
+
+
+def ordered(algorithms):
+    """Algorithms in the legend order shared by every plot."""
+    algorithms = set(algorithms)
+    known = [a for a in ORDER if a in algorithms]
+    return known + sorted(algorithms - set(known))
+
+
+def study_args(stem, description):
+    """Command line of a study plot: RESULTS_DIR [--out DIR]. Returns (results_dir, out_dir)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=f"{stem}.py", description=description)
+    parser.add_argument("results_dir", help="directory written by `collsim run` (holds results.csv)")
+    parser.add_argument("--out", help="where to write the PNG and SVG (default: results_dir)")
+    args = parser.parse_args()
+    return args.results_dir, args.out or args.results_dir
+
+
+def read_results(results_dir, name="results.csv", require=()):
+    """Rows of results_dir/name; exits with a message when a required column is missing."""
+    path = os.path.join(results_dir, name)
+    rows = read_rows(path)
+    missing = [c for c in require if c not in rows[0]]
+    if missing:
+        sys.exit(f"plot: {path} lacks column(s) {', '.join(missing)}")
+    return rows
+
+
+def resolved_value(results_dir, key):
+    """A top-level or link scalar (e.g. 'alpha', 'bandwidth') from config.resolved.yaml as float,
+    or None when the file or key is absent. A line scan: PyYAML is not a dependency."""
+    path = os.path.join(results_dir, "config.resolved.yaml")
+    if not os.path.exists(path):
+        return None
+    with open(path) as handle:
+        for line in handle:
+            text = line.split("#", 1)[0].strip()
+            if text.startswith(key + ":"):
+                try:
+                    return float(text.split(":", 1)[1].strip().strip("'\""))
+                except ValueError:
+                    return None
+    return None
+
+
+def group(rows, *keys):
+    """{tuple of key values: [rows]} in first-seen order."""
+    groups = {}
+    for row in rows:
+        groups.setdefault(tuple(row[k] for k in keys), []).append(row)
+    return groups
+
+
+def mean(values):
+    values = list(values)
+    return sum(values) / len(values)
+
+
+def percentile(values, p):
+    """Nearest-rank percentile, the definition summary.csv uses."""
+    import math
+
+    ordered_values = sorted(values)
+    rank = math.ceil(p / 100.0 * len(ordered_values))
+    return ordered_values[max(rank, 1) - 1]
+
+
+def crossing(xs, ys):
+    """First x where ys changes sign from > 0 to <= 0, linearly interpolated; None if never.
+    Returns xs[0] when ys[0] <= 0 already."""
+    points = sorted(zip(xs, ys))
+    if not points:
+        return None
+    if points[0][1] <= 0:
+        return points[0][0]
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if y0 > 0 >= y1:
+            return x0 + (x1 - x0) * y0 / (y0 - y1)
+    return None
+
+
+def log2_axis(ax, values, axis="x"):
+    """Log-2 scale with one tick per value, labelled as plain integers."""
+    import matplotlib.ticker as ticker
+
+    ticks = sorted(set(values))
+    if axis == "x":
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ticks)
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_locator(ticker.NullLocator())
+    else:
+        ax.set_yscale("log", base=2)
+        ax.set_yticks(ticks)
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_locator(ticker.NullLocator())
+
+
+def size_axis(ax, sizes, axis="x", every=1):
+    """Log-2 scale for buffer sizes with ticks labelled 256 KiB, 1 GiB, ... (every k-th size)."""
+    import matplotlib.ticker as ticker
+
+    ticks = sorted(set(sizes))[::every]
+    setter = ax.set_xticks if axis == "x" else ax.set_yticks
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)
+    setter(ticks)
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_formatter(ticker.FuncFormatter(lambda v, _: human_size(v)))
+    target.set_minor_locator(ticker.NullLocator())
+
+
+def figure(rows=1, cols=1, width=6.4, height=4.2, **kwargs):
+    """A figure of rows x cols panels of width x height inches each; axes always a 2-D array."""
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False, **kwargs)
+    return fig, axes
+
+
 def save(fig, out_dir, stem):
     """Writes stem.png and stem.svg in out_dir and prints their paths."""
     os.makedirs(out_dir, exist_ok=True)
@@ -66,5 +208,15 @@ def save(fig, out_dir, stem):
 def human_size(size_bytes):
     for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if size_bytes >= factor:
-            return f"{size_bytes / factor:g} {unit}"
+            return f"{size_bytes / factor:.3g} {unit}"
     return f"{size_bytes:g} B"
+
+
+def human_time(seconds):
+    """'850 us', '5 ms', '1.2 s' for titles and annotations."""
+    if seconds == 0:
+        return "0"
+    for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if abs(seconds) >= factor:
+            return f"{seconds / factor:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"

@@ -20,6 +20,8 @@ const Subcommand kSubcommands[] = {
     {"schedule", "generate a schedule and print it (text, json, stats)", &schedule_command},
     {"verify", "check schedules with the verifier and the reference executor", &verify_command},
     {"simulate", "time one AllReduce with an engine (closed_form, replay, simgrid)", &simulate_command},
+    {"run", "run an experiment study (YAML spec): sweeps, trials, results CSV; MPI-aware", &run_command},
+    {"advise", "rank the algorithms for a topology, size and arrival model; say which to use", &advise_command},
 };
 
 std::string usage() {

@@ -8,10 +8,16 @@
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/experiments/args.hpp"
 #include "collsim/experiments/commands.hpp"
+#include "collsim/models/arrival.hpp"
+#include "collsim/models/arrival_cli.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/json.hpp"
+#include "collsim/models/model_file.hpp"
+#include "collsim/models/topology.hpp"
 #include "collsim/models/units.hpp"
 #include "collsim/sim/engine.hpp"
+#include "collsim/sim/metrics.hpp"
+#include "collsim/sim/trace_writer.hpp"
 
 namespace collsim {
 namespace {
@@ -28,6 +34,41 @@ StartMode parse_start(const std::string& text) {
   throw ConfigError(fmt::format("simulate: --start '{}' is not one of eager, barrier", text));
 }
 
+std::string json_array(const std::vector<double>& values) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) s.push_back(',');
+    s.append(json_number(values[i]));
+  }
+  s.push_back(']');
+  return s;
+}
+
+// The arrival model the flags describe: --stragglers wins, then --distribution for the one
+// straggler, then a fixed --delay; --jitter adds to every rank in each case.
+ArrivalSpec arrival_from_flags(const ArgParser& parser, Rank straggler) {
+  ArrivalSpec spec;
+  const double delay_s = parse_duration_s(parser.get("delay"), "--delay");
+  std::optional<DelayDistribution> delay;
+  if (auto d = parser.get_optional("distribution")) {
+    if (parser.get_optional("delay") && delay_s > 0) {
+      throw ConfigError("simulate: give either --delay or --distribution, not both");
+    }
+    delay = parse_distribution_cli(*d, "--distribution");
+  } else if (delay_s > 0) {
+    delay = DelayDistribution::constant(delay_s, "--delay");
+  }
+  if (auto s = parser.get_optional("stragglers")) {
+    spec.model = ArrivalModel::Stragglers;
+    spec.stragglers = parse_stragglers_cli(*s, delay, "--stragglers");
+  } else if (delay) {
+    spec.model = ArrivalModel::Stragglers;
+    spec.stragglers.push_back(StragglerSpec{straggler, *delay});
+  }
+  if (auto j = parser.get_optional("jitter")) spec.jitter = parse_distribution_cli(*j, "--jitter");
+  return spec;
+}
+
 }  // namespace
 
 int simulate_command(const Args& args, std::ostream& out) {
@@ -36,14 +77,21 @@ int simulate_command(const Args& args, std::ostream& out) {
   parser.option("algo", "-a", "NAME", "algorithm: " + algorithm_names())
       .option("n", "-n", "N", "number of ranks (>= 2)")
       .option("size", "-s", "SIZE", "buffer per rank, e.g. 1GiB", "1GiB")
-      .option("alpha", "", "TIME", "end-to-end latency of one message", "3us")
-      .option("bandwidth", "", "BW", "per-GPU bandwidth per direction, e.g. 450GiBps", "450GiBps")
-      .option("gamma", "", "TIME_PER_BYTE", "reduction cost in seconds per byte", "0")
-      .option("delay", "", "TIME", "delay of the straggler", "0")
-      .option("straggler", "", "RANK", "the late rank (default n-1)")
+      .option("topology", "", "NAME|FILE", "nvswitch, full_mesh, a configs/topologies name or a YAML file", "nvswitch")
+      .option("alpha", "", "TIME", "end-to-end latency of one message (nvswitch/full_mesh)", "3us")
+      .option("bandwidth", "", "BW", "per-GPU bandwidth per direction (nvswitch/full_mesh)", "450GiBps")
+      .option("gamma", "", "TIME_PER_BYTE", "reduction cost in seconds per byte (overrides the topology's)")
+      .option("model", "", "FILE", "fitted link model YAML (collsim calibrate); sets alpha, bandwidth, gamma")
+      .option("delay", "", "TIME", "fixed delay of the straggler", "0")
+      .option("straggler", "", "RANK", "the late rank, and the rank schedules are built for (default n-1)")
+      .option("stragglers", "", "R[:D],...", "several late ranks, e.g. 3:5ms,7:2ms")
+      .option("distribution", "", "KIND:K=V,...", "draw the delay, e.g. lognormal:median=6.97ms,mean=9.5ms")
+      .option("jitter", "", "KIND:K=V,...", "extra delay drawn for every rank, e.g. uniform:min=0,max=20us")
+      .option("seed", "", "N", "seed of every random draw", "1")
       .option("start", "", "eager|barrier", "how phases start when ranks arrive late", "barrier")
-      .option("engine", "", "NAME", "closed_form, replay or simgrid", "closed_form")
+      .option("engine", "", "NAME", "closed_form, replay or simgrid", "replay")
       .option("pipeline-chunks", "", "K", "trees: pipeline depth in chunks (0 = default)", "0")
+      .option("trace", "", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
       .flag("json", "print one JSON object instead of a table");
   if (!parser.parse(args)) {
     out << parser.help();
@@ -51,48 +99,69 @@ int simulate_command(const Args& args, std::ostream& out) {
   }
   AlgorithmOptions options;
   options.n = static_cast<Rank>(parse_unsigned(parser.get("n"), "-n"));
+  if (options.n < 2) throw ConfigError(fmt::format("simulate: -n {} is too small (an AllReduce needs n >= 2)", options.n));
   if (auto s = parser.get_optional("straggler")) options.straggler = static_cast<Rank>(parse_unsigned(*s, "--straggler"));
   options.pipeline_chunks = static_cast<std::uint32_t>(parse_unsigned(parser.get("pipeline-chunks"), "--pipeline-chunks"));
   RunConfig config;
   config.size_bytes = parse_size_bytes(parser.get("size"), "--size");
   config.start = parse_start(parser.get("start"));
+  config.record_trace = parser.has("trace");
+  const auto seed = parse_unsigned(parser.get("seed"), "--seed");
+
   LinkModel link;
   link.latency_s = parse_duration_s(parser.get("alpha"), "--alpha");
   link.bandwidth_Bps = parse_bandwidth_Bps(parser.get("bandwidth"), "--bandwidth");
-  link.gamma_s_per_byte = parse_duration_s(parser.get("gamma"), "--gamma");
-  const double delay_s = parse_duration_s(parser.get("delay"), "--delay");
+  if (auto m = parser.get_optional("model")) link = read_model_file(*m).link_for_size(config.size_bytes);
+  config.topology = resolve_topology(parser.get("topology"), options.n, link);
+  if (auto g = parser.get_optional("gamma")) config.topology.link.gamma_s_per_byte = parse_duration_s(*g, "--gamma");
+
+  const ArrivalSpec arrival_spec = arrival_from_flags(parser, options.straggler.value_or(options.n - 1));
+  const Arrivals arrivals = make_arrivals(arrival_spec, options.n, 0, seed);
+  config.arrival_s = arrivals.arrival_s;
+  // Straggler-aware schedules are built for the expected straggler (the first one listed).
+  if (!options.straggler && !arrivals.expected_stragglers.empty()) options.straggler = arrivals.expected_stragglers.front();
+
   auto engine = make_engine(parser.get("engine"));
-
   const Schedule schedule = generate_schedule(parser.get("algo"), options);
-  config.topology.name = "nvswitch";
-  config.topology.kind = TopologyKind::NvSwitch;
-  config.topology.n = options.n;
-  config.topology.link = link;
-  config.arrival_s.assign(options.n, 0.0);
-  config.arrival_s[options.straggler.value_or(options.n - 1)] = delay_s;
+  // Per-rank idle times need the transfer trace; keep it for JSON output unless it would be huge.
+  constexpr std::size_t kMaxTracedTransfers = 4'000'000;
+  config.record_trace = config.record_trace || (parser.flag_set("json") && schedule.num_transfers() <= kMaxTracedTransfers);
   const RunResult result = engine->run(schedule, config);
+  double hidden = 0.0;
+  const double delay_s = result.last_arrival_s - result.first_arrival_s;
+  if (delay_s > 0) {
+    RunConfig no_delay = config;
+    no_delay.arrival_s.assign(options.n, 0.0);
+    no_delay.record_trace = false;
+    hidden = hidden_delay_fraction(engine->run(schedule, no_delay).time_s, result.time_s, delay_s);
+  }
+  const RunMetrics metrics = compute_metrics(result, config.arrival_s, config.size_bytes, options.n);
+  if (auto path = parser.get_optional("trace")) write_chrome_trace(*path, schedule, result, config.arrival_s, config.size_bytes);
 
-  // nccl-tests definitions, computed on the time after the last arrival: the bandwidth the
-  // collective achieves once everyone is present (the StragglAR paper reports s / (t - d)).
-  const double algbw_GBps = result.time_after_last_arrival_s > 0 ? config.size_bytes / result.time_after_last_arrival_s / 1e9 : 0.0;
-  const double busbw_GBps = algbw_GBps * 2.0 * (options.n - 1) / options.n;
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (parser.flag_set("json")) {
     out << fmt::format(
-        "{{\"algorithm\":{},\"n\":{},\"size_bytes\":{},\"engine\":{},\"start\":\"{}\",\"delay_s\":{},"
-        "\"straggler\":{},\"time_s\":{},\"time_after_last_arrival_s\":{},\"algbw_GBps\":{},\"busbw_GBps\":{},"
-        "\"bandwidth_basis\":\"time_after_last_arrival_s\",\"transfers\":{},\"wall_s\":{},\"peak_rss_bytes\":{}}}\n",
-        json_string(schedule.algorithm), options.n, json_number(config.size_bytes), json_string(engine->name()),
-        start_mode_name(config.start), json_number(delay_s), options.straggler.value_or(options.n - 1),
-        json_number(result.time_s), json_number(result.time_after_last_arrival_s), json_number(algbw_GBps),
-        json_number(busbw_GBps), result.transfers, json_number(wall_s), json_number(peak_rss_bytes()));
+        "{{\"algorithm\":{},\"n\":{},\"size_bytes\":{},\"topology\":{},\"engine\":{},\"start\":\"{}\",\"seed\":{},"
+        "\"arrival\":{},\"straggler\":{},\"delay_s\":{},\"time_s\":{},\"time_after_last_arrival_s\":{},"
+        "\"hidden_delay_fraction\":{},\"algbw_GBps\":{},\"busbw_GBps\":{},\"bandwidth_basis\":\"time_after_last_arrival_s\","
+        "\"arrival_s\":{},\"finish_s\":{},\"idle_s\":{},\"transfers\":{},\"wall_s\":{},\"peak_rss_bytes\":{}}}\n",
+        json_string(schedule.algorithm), options.n, json_number(config.size_bytes), json_string(config.topology.name),
+        json_string(engine->name()), start_mode_name(config.start), seed, json_string(arrival_spec.describe()),
+        options.straggler.value_or(options.n - 1), json_number(delay_s), json_number(result.time_s), json_number(result.time_after_last_arrival_s),
+        json_number(hidden), json_number(metrics.algbw_GBps), json_number(metrics.busbw_GBps), json_array(config.arrival_s),
+        json_array(result.finish_s), json_array(metrics.idle_s), result.transfers, json_number(wall_s),
+        json_number(peak_rss_bytes()));
   } else {
-    out << fmt::format("{} n={} size={} engine={} start={} delay={}\n", schedule.algorithm, options.n,
-                       format_size(config.size_bytes), engine->name(), start_mode_name(config.start), format_duration(delay_s));
+    out << fmt::format("{} n={} size={} topology={} engine={} start={}\n", schedule.algorithm, options.n,
+                       format_size(config.size_bytes), config.topology.name, engine->name(), start_mode_name(config.start));
+    out << fmt::format("  arrivals: {} (last arrival {})\n", arrival_spec.describe(), format_duration(delay_s));
     out << fmt::format("  time (first arrival to last finish): {}\n", format_duration(result.time_s));
     out << fmt::format("  time after the last arrival:         {}\n", format_duration(result.time_after_last_arrival_s));
-    out << fmt::format("  algbw {:.2f} GB/s, busbw {:.2f} GB/s (on the time after the last arrival)\n", algbw_GBps, busbw_GBps);
-    out << fmt::format("  {} transfers, wall {}\n", result.transfers, format_duration(wall_s));
+    if (delay_s > 0) out << fmt::format("  share of the delay hidden:           {:.1f} %\n", 100.0 * hidden);
+    out << fmt::format("  algbw {:.2f} GB/s, busbw {:.2f} GB/s (on the time after the last arrival)\n", metrics.algbw_GBps,
+                       metrics.busbw_GBps);
+    out << fmt::format("  {} transfers simulated, wall {}, peak RSS {:.0f} MiB\n", result.transfers, format_duration(wall_s),
+                       peak_rss_bytes() / (1024.0 * 1024.0));
   }
   return 0;
 }

@@ -1,19 +1,317 @@
-// Placeholder until topologies land: only the NVSwitch star, built from n and the link model.
+// Topology factories and routes. Routes are formulas of the GPU indices (dgx1: a small table),
+// so a cluster of 8,192 GPUs costs a few hundred kilobytes, not n^2 routes.
 #include "collsim/models/topology.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+
 #include "collsim/models/error.hpp"
 
 namespace collsim {
+namespace {
 
-std::vector<std::uint32_t> Topology::route(std::uint32_t src, std::uint32_t dst) const {
-  if (src >= n || dst >= n) {
-    throw ConfigError(fmt::format("topology '{}': route {} -> {} outside 0..{}", name, src, dst, n - 1));
+// NVLink counts of the DGX-1 with V100 (six NVLinks per GPU, 25 GB/s per direction each):
+// two fully connected quads {0,1,2,3} and {4,5,6,7} plus the links i <-> i+4, i.e. a cube
+// whose twelve edges all carry NVLinks (some doubled) with the diagonals of two faces added.
+// Matches `nvidia-smi topo -m` on a DGX-1V; the row sums are all 6.
+constexpr std::array<std::array<std::uint32_t, kDgx1Gpus>, kDgx1Gpus> kDgx1NvlinkCount{{
+    {0, 1, 1, 2, 2, 0, 0, 0},
+    {1, 0, 2, 1, 0, 2, 0, 0},
+    {1, 2, 0, 2, 0, 0, 1, 0},
+    {2, 1, 2, 0, 0, 0, 0, 1},
+    {2, 0, 0, 0, 0, 1, 1, 2},
+    {0, 2, 0, 0, 1, 0, 2, 1},
+    {0, 0, 1, 0, 1, 2, 0, 2},
+    {0, 0, 0, 1, 2, 1, 2, 0},
+}};
+
+void check_link_model(const LinkModel& link, std::string_view what) {
+  if (!(link.bandwidth_Bps > 0) || !std::isfinite(link.bandwidth_Bps)) {
+    throw ConfigError(fmt::format("{}: bandwidth {} B/s must be positive and finite", what, link.bandwidth_Bps));
   }
-  return {src, n + dst};
+  if (!(link.latency_s >= 0) || !std::isfinite(link.latency_s)) {
+    throw ConfigError(fmt::format("{}: latency {} s must be >= 0 and finite", what, link.latency_s));
+  }
+  if (!(link.gamma_s_per_byte >= 0) || !std::isfinite(link.gamma_s_per_byte)) {
+    throw ConfigError(fmt::format("{}: gamma {} s/B must be >= 0 and finite", what, link.gamma_s_per_byte));
+  }
 }
 
-bool Topology::non_blocking() const { return kind == TopologyKind::NvSwitch || kind == TopologyKind::FullMesh; }
+void check_n(std::uint32_t n, std::string_view what) {
+  if (n < 1) throw ConfigError(fmt::format("{}: n = {} but a topology needs at least 1 GPU", what, n));
+}
+
+std::uint32_t full_mesh_link(std::uint32_t n, std::uint32_t src, std::uint32_t dst) {
+  return src * (n - 1) + (dst < src ? dst : dst - 1);
+}
+
+// Number of leaves and GPUs under one leaf of a cluster (leaf radix in GPUs).
+struct LeafLayout {
+  std::uint32_t leaves = 0;
+  std::uint32_t gpus_per_leaf = 0;
+};
+
+LeafLayout leaf_layout(std::uint32_t n, const ClusterSpec& c) {
+  const std::uint32_t nodes = (n + c.gpus_per_node - 1) / c.gpus_per_node;
+  const std::uint32_t groups = (nodes + c.nodes_per_leaf - 1) / c.nodes_per_leaf;
+  if (c.rail_optimized) return {groups * c.gpus_per_node, c.nodes_per_leaf};
+  return {groups, c.nodes_per_leaf * c.gpus_per_node};
+}
+
+std::uint32_t cluster_leaf(const ClusterSpec& c, std::uint32_t gpu) {
+  const std::uint32_t node = gpu / c.gpus_per_node;
+  const std::uint32_t group = node / c.nodes_per_leaf;
+  return c.rail_optimized ? group * c.gpus_per_node + gpu % c.gpus_per_node : group;
+}
+
+}  // namespace
+
+const char* topology_kind_name(TopologyKind kind) {
+  switch (kind) {
+    case TopologyKind::NvSwitch: return "nvswitch";
+    case TopologyKind::FullMesh: return "full_mesh";
+    case TopologyKind::Dgx1: return "dgx1";
+    case TopologyKind::Cluster: return "cluster";
+  }
+  return "unknown";
+}
+
+void Topology::route_into(std::uint32_t src, std::uint32_t dst, std::vector<std::uint32_t>& out) const {
+  if (src >= n || dst >= n || src == dst) {
+    throw ConfigError(fmt::format("topology '{}': no route {} -> {} (GPUs are 0..{}, src != dst)",
+                                  name, src, dst, n == 0 ? 0 : n - 1));
+  }
+  out.clear();
+  switch (kind) {
+    case TopologyKind::NvSwitch:
+      out.push_back(src);
+      out.push_back(n + dst);
+      return;
+    case TopologyKind::FullMesh:
+      out.push_back(full_mesh_link(n, src, dst));
+      return;
+    case TopologyKind::Dgx1: {
+      const auto g = static_cast<std::uint32_t>(nvlink_count.size());
+      const auto& r = explicit_routes.at(static_cast<std::size_t>(src) * g + dst);
+      out.assign(r.begin(), r.end());
+      return;
+    }
+    case TopologyKind::Cluster: {
+      const ClusterSpec& c = cluster;
+      if (src / c.gpus_per_node == dst / c.gpus_per_node) {
+        out.push_back(src);
+        out.push_back(n + dst);
+        return;
+      }
+      out.push_back(2 * n + src);
+      const std::uint32_t leaf_src = cluster_leaf(c, src);
+      const std::uint32_t leaf_dst = cluster_leaf(c, dst);
+      if (leaf_src != leaf_dst) {
+        out.push_back(4 * n + leaf_src);
+        out.push_back(4 * n + num_leaves() + leaf_dst);
+      }
+      out.push_back(3 * n + dst);
+      return;
+    }
+  }
+  throw InternalError("route: unknown topology kind");
+}
+
+std::vector<std::uint32_t> Topology::route(std::uint32_t src, std::uint32_t dst) const {
+  std::vector<std::uint32_t> out;
+  route_into(src, dst, out);
+  return out;
+}
+
+double Topology::route_latency_s(std::uint32_t src, std::uint32_t dst) const {
+  double total = 0;
+  for (std::uint32_t l : route(src, dst)) total += links.at(l).latency_s;
+  return total;
+}
+
+bool Topology::non_blocking() const {
+  return kind != TopologyKind::Cluster || cluster.oversubscription <= 1.0;
+}
+
+bool Topology::never_binding(std::uint32_t link_id) const {
+  return kind == TopologyKind::Cluster && cluster.oversubscription <= 1.0 && link_id >= 4 * n;
+}
+
+bool Topology::links_owned_by_endpoints() const {
+  // dgx1 forwards traffic through intermediate GPUs, so one link carries several senders'
+  // flows; an oversubscribed cluster's leaf links bind and are shared by a whole leaf.
+  return kind == TopologyKind::NvSwitch || kind == TopologyKind::FullMesh ||
+         (kind == TopologyKind::Cluster && cluster.oversubscription <= 1.0);
+}
+
+std::uint32_t Topology::leaf_of(std::uint32_t gpu) const {
+  if (kind != TopologyKind::Cluster) {
+    throw ConfigError(fmt::format("topology '{}' ({}) has no leaf switches", name, topology_kind_name(kind)));
+  }
+  if (gpu >= n) throw ConfigError(fmt::format("topology '{}': GPU {} outside 0..{}", name, gpu, n - 1));
+  return cluster_leaf(cluster, gpu);
+}
+
+std::uint32_t Topology::num_leaves() const {
+  return kind == TopologyKind::Cluster ? leaf_layout(n, cluster).leaves : 0;
+}
+
+void Topology::check() const {
+  check_n(n, fmt::format("topology '{}'", name));
+  std::size_t expected = 0;
+  switch (kind) {
+    case TopologyKind::NvSwitch: expected = 2 * static_cast<std::size_t>(n); break;
+    case TopologyKind::FullMesh: expected = static_cast<std::size_t>(n) * (n - 1); break;
+    case TopologyKind::Dgx1: {
+      if (nvlink_count.size() != kDgx1Gpus || n > kDgx1Gpus ||
+          explicit_routes.size() != static_cast<std::size_t>(kDgx1Gpus) * kDgx1Gpus) {
+        throw ConfigError(fmt::format("topology '{}': dgx1 tables are inconsistent (build it with make_dgx1)", name));
+      }
+      expected = links.size();
+      break;
+    }
+    case TopologyKind::Cluster: expected = 4 * static_cast<std::size_t>(n) + 2 * num_leaves(); break;
+  }
+  if (links.size() != expected) {
+    throw ConfigError(fmt::format("topology '{}' ({}, n = {}): {} links, expected {} (build it with make_{})",
+                                  name, topology_kind_name(kind), n, links.size(), expected,
+                                  topology_kind_name(kind)));
+  }
+  for (const auto& l : links) {
+    if (!(l.bandwidth_Bps > 0) || !std::isfinite(l.bandwidth_Bps) || !(l.latency_s >= 0) ||
+        !std::isfinite(l.latency_s)) {
+      throw ConfigError(fmt::format("topology '{}': link '{}' has bandwidth {} B/s, latency {} s",
+                                    name, l.name, l.bandwidth_Bps, l.latency_s));
+    }
+  }
+  check_link_model(link, fmt::format("topology '{}'", name));
+}
+
+Topology make_nvswitch(std::uint32_t n, const LinkModel& link, std::string name) {
+  check_n(n, name);
+  check_link_model(link, name);
+  Topology t;
+  t.name = std::move(name);
+  t.kind = TopologyKind::NvSwitch;
+  t.n = n;
+  t.link = link;
+  t.links.reserve(2 * static_cast<std::size_t>(n));
+  // Halving is exact in binary floating point, so up + down latency is exactly alpha.
+  for (std::uint32_t g = 0; g < n; ++g) t.links.push_back({fmt::format("gpu{}_up", g), link.bandwidth_Bps, link.latency_s / 2});
+  for (std::uint32_t g = 0; g < n; ++g) t.links.push_back({fmt::format("gpu{}_down", g), link.bandwidth_Bps, link.latency_s / 2});
+  return t;
+}
+
+Topology make_full_mesh(std::uint32_t n, const LinkModel& link, std::string name) {
+  check_n(n, name);
+  check_link_model(link, name);
+  if (n > kMaxFullMeshGpus) {
+    throw ConfigError(fmt::format("{}: full_mesh with n = {} would need {} links; it is limited to {} GPUs "
+                                  "(use nvswitch for large n)", name, n, static_cast<std::uint64_t>(n) * (n - 1),
+                                  kMaxFullMeshGpus));
+  }
+  Topology t;
+  t.name = std::move(name);
+  t.kind = TopologyKind::FullMesh;
+  t.n = n;
+  t.link = link;
+  t.links.reserve(static_cast<std::size_t>(n) * (n - 1));
+  for (std::uint32_t a = 0; a < n; ++a) {
+    for (std::uint32_t b = 0; b < n; ++b) {
+      if (a != b) t.links.push_back({fmt::format("gpu{}_to_gpu{}", a, b), link.bandwidth_Bps, link.latency_s});
+    }
+  }
+  return t;
+}
+
+Topology make_dgx1(std::uint32_t n, const LinkModel& nvlink, std::string name) {
+  check_n(n, name);
+  check_link_model(nvlink, name);
+  if (n > kDgx1Gpus) {
+    throw ConfigError(fmt::format("{}: n = {} ranks do not fit a DGX-1 with {} GPUs", name, n, kDgx1Gpus));
+  }
+  Topology t;
+  t.name = std::move(name);
+  t.kind = TopologyKind::Dgx1;
+  t.n = n;
+  t.link = nvlink;
+  constexpr std::uint32_t g = kDgx1Gpus;
+  t.nvlink_count.assign(g, std::vector<std::uint32_t>(g, 0));
+  std::vector<std::int64_t> pair_link(static_cast<std::size_t>(g) * g, -1);
+  for (std::uint32_t a = 0; a < g; ++a) {
+    for (std::uint32_t b = 0; b < g; ++b) {
+      const std::uint32_t count = kDgx1NvlinkCount[a][b];
+      t.nvlink_count[a][b] = count;
+      if (count == 0) continue;
+      pair_link[a * g + b] = static_cast<std::int64_t>(t.links.size());
+      t.links.push_back({fmt::format("gpu{}_to_gpu{}_nv{}", a, b, count), count * nvlink.bandwidth_Bps, nvlink.latency_s});
+    }
+  }
+  t.explicit_routes.assign(static_cast<std::size_t>(g) * g, {});
+  for (std::uint32_t a = 0; a < g; ++a) {
+    for (std::uint32_t b = 0; b < g; ++b) {
+      if (a == b) continue;
+      auto& r = t.explicit_routes[a * g + b];
+      if (pair_link[a * g + b] >= 0) {
+        r.push_back(static_cast<std::uint32_t>(pair_link[a * g + b]));
+        continue;
+      }
+      // Widest two-hop path; the strict comparison keeps the lowest intermediate on ties.
+      std::uint32_t best = g;
+      std::uint32_t best_width = 0;
+      for (std::uint32_t x = 0; x < g; ++x) {
+        const std::uint32_t width = std::min(kDgx1NvlinkCount[a][x], kDgx1NvlinkCount[x][b]);
+        if (width > best_width) {
+          best = x;
+          best_width = width;
+        }
+      }
+      COLLSIM_ASSERT(best < g, fmt::format("dgx1: no two-hop path {} -> {}", a, b));
+      r.push_back(static_cast<std::uint32_t>(pair_link[a * g + best]));
+      r.push_back(static_cast<std::uint32_t>(pair_link[best * g + b]));
+    }
+  }
+  return t;
+}
+
+Topology make_cluster(std::uint32_t n, const ClusterSpec& spec, double gamma_s_per_byte, std::string name) {
+  check_n(n, name);
+  if (spec.gpus_per_node < 1 || spec.nodes_per_leaf < 1) {
+    throw ConfigError(fmt::format("{}: gpus_per_node = {} and nodes_per_leaf = {} must be >= 1", name,
+                                  spec.gpus_per_node, spec.nodes_per_leaf));
+  }
+  if (!(spec.oversubscription >= 1.0) || !std::isfinite(spec.oversubscription)) {
+    throw ConfigError(fmt::format("{}: oversubscription {} must be a finite ratio >= 1 (2 means 2:1)", name,
+                                  spec.oversubscription));
+  }
+  check_link_model(LinkModel{spec.nvlink_latency_s, spec.nvlink_bandwidth_Bps, gamma_s_per_byte},
+                   fmt::format("{} (NVLink)", name));
+  check_link_model(LinkModel{spec.network_latency_s, spec.nic_bandwidth_Bps, gamma_s_per_byte},
+                   fmt::format("{} (network)", name));
+  Topology t;
+  t.name = std::move(name);
+  t.kind = TopologyKind::Cluster;
+  t.n = n;
+  t.cluster = spec;
+  t.link = LinkModel{spec.network_latency_s, spec.nic_bandwidth_Bps, gamma_s_per_byte};
+  const LeafLayout layout = leaf_layout(n, spec);
+  t.links.reserve(4 * static_cast<std::size_t>(n) + 2 * layout.leaves);
+  const double nvl_lat = spec.nvlink_latency_s / 2;
+  const double nic_lat = spec.network_latency_s / 2;
+  for (std::uint32_t g = 0; g < n; ++g) t.links.push_back({fmt::format("gpu{}_nvl_up", g), spec.nvlink_bandwidth_Bps, nvl_lat});
+  for (std::uint32_t g = 0; g < n; ++g) t.links.push_back({fmt::format("gpu{}_nvl_down", g), spec.nvlink_bandwidth_Bps, nvl_lat});
+  for (std::uint32_t g = 0; g < n; ++g) t.links.push_back({fmt::format("gpu{}_nic_up", g), spec.nic_bandwidth_Bps, nic_lat});
+  for (std::uint32_t g = 0; g < n; ++g) t.links.push_back({fmt::format("gpu{}_nic_down", g), spec.nic_bandwidth_Bps, nic_lat});
+  // The spine layer as one aggregated bundle per leaf: with ideal load balancing across spines
+  // a leaf can push (its down capacity) / oversubscription into the spine layer and receive the
+  // same; static single-spine routes would invent collisions that ECMP spreads in reality.
+  const double leaf_capacity = layout.gpus_per_leaf * spec.nic_bandwidth_Bps / spec.oversubscription;
+  for (std::uint32_t l = 0; l < layout.leaves; ++l) t.links.push_back({fmt::format("leaf{}_up", l), leaf_capacity, 0.0});
+  for (std::uint32_t l = 0; l < layout.leaves; ++l) t.links.push_back({fmt::format("leaf{}_down", l), leaf_capacity, 0.0});
+  return t;
+}
 
 }  // namespace collsim

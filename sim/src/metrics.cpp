@@ -1,6 +1,7 @@
 #include "collsim/sim/metrics.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace collsim {
@@ -46,7 +47,10 @@ RunMetrics compute_metrics(const RunResult& result, const std::vector<double>& a
 
 double hidden_delay_fraction(double time_no_delay_s, double time_with_delay_s, double delay_s) {
   if (delay_s <= 0) return 0.0;
-  return (time_no_delay_s + delay_s - time_with_delay_s) / delay_s;
+  const double fraction = (time_no_delay_s + delay_s - time_with_delay_s) / delay_s;
+  // Rounding in the two completion times must not show up as "-7e-16 of the delay hidden".
+  constexpr double kNoise = 1e-12;
+  return std::abs(fraction) < kNoise ? 0.0 : fraction;
 }
 
 }  // namespace collsim

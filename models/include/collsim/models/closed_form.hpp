@@ -1,4 +1,17 @@
-// Published alpha-beta completion-time formulas, per algorithm, with one straggler of delay d.
+// Closed-form alpha-beta(-gamma) completion times of every AllReduce algorithm, with one
+// straggler that arrives delay_s after the other ranks (which all arrive at t = 0).
+//
+// Each formula is the exact per-rank dataflow time (schedule.hpp semantics) of the schedule the
+// corresponding generator in algorithms/ builds, on an uncontended one-port network:
+//  * a transfer of m bytes starts when both endpoints have finished their previous round (and
+//    arrived) and occupies both of them for alpha + m*beta, plus m*gamma when the receiver
+//    reduces (the sender's round also ends only then: rendezvous, as NCCL send/recv);
+//  * a chunk is size_bytes / num_chunks;
+//  * start mode `barrier` additionally holds each phase until all its participants arrived.
+// The straggler is rank n-1 of the generated schedule (straggler-aware generators are relabelled
+// for other ranks, which changes nothing here; for oblivious algorithms a late rank other than
+// n-1 may give a different eager time). The replay and SimGrid engines must agree with these
+// numbers to 1e-9 on a contention-free topology (design.md section 3).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +22,10 @@
 
 namespace collsim {
 
+/// Pipeline depth (chunks per tree) of binomial_tree, double_binary_tree and straggler_tree
+/// when AlgorithmOptions::pipeline_chunks / ClosedFormInput::pipeline_chunks is 0.
+inline constexpr std::uint32_t kDefaultPipelineChunks = 8;
+
 struct ClosedFormInput {
   std::string algorithm;            ///< registry name
   std::uint32_t n = 0;              ///< ranks, >= 2
@@ -16,22 +33,47 @@ struct ClosedFormInput {
   LinkModel link;                   ///< alpha, beta, gamma
   double delay_s = 0;               ///< the straggler arrives delay_s after everyone else, >= 0
   StartMode start = StartMode::Barrier;
-  std::uint32_t pipeline_chunks = 0;///< trees: as in AlgorithmOptions (0 = default)
+  std::uint32_t pipeline_chunks = 0;///< trees: as in AlgorithmOptions (0 = kDefaultPipelineChunks)
+  /// stragglar only: number of phase-2 (completion) rounds R of the schedule in use, i.e. its
+  /// total rounds minus the n - 2 of the ReduceScatter. 0 means n - 2 + log2 n, which is only
+  /// defined (and only accepted) for n a power of two.
+  std::uint32_t completion_rounds = 0;
 };
 
 struct ClosedFormResult {
   double time_s = 0;                    ///< first arrival (t = 0) to last finish
-  double time_after_last_arrival_s = 0; ///< last finish minus the straggler's arrival (d)
+  double time_after_last_arrival_s = 0; ///< time_s - delay_s (> 0: the straggler always has work
+                                        ///< left when it arrives)
   double collective_s = 0;              ///< the same algorithm with no delay
-  std::uint32_t rounds = 0;             ///< rounds on the critical path
+  std::uint32_t rounds = 0;             ///< rounds of the schedule (all phases)
 };
 
-/// True when `algorithm` has a closed form for this start mode.
+/// True when `algorithm` has a closed form for this start mode. Every registered algorithm has
+/// one in both modes, for every n >= 2 (with the input restrictions of closed_form_time());
+/// unknown names give false.
 bool has_closed_form(std::string_view algorithm, StartMode start);
 
-/// Completion time of `input.algorithm` by its alpha-beta formula. Throws ConfigError for an
-/// unknown algorithm or bad numbers (n < 2, negative size or delay) and ScheduleError when the
-/// algorithm has no closed form for the start mode or does not support n.
+/// Completion time of `input.algorithm` by its alpha-beta formula; O(n) work at most (the tree
+/// formulas walk the tree shape once).
+/// Throws ConfigError naming the offending value for an unknown algorithm, n < 2, a negative or
+/// non-finite size, delay, alpha or gamma, or a non-positive bandwidth; ScheduleError for
+/// stragglar without completion_rounds at an n that is not a power of two or with
+/// completion_rounds < n - 1, and for double_binary_tree with an odd pipeline_chunks or fewer
+/// than 4 (its formula needs two chunks per tree).
+/// Exactness: the formulas of ring, recursive_halving_doubling, recursive_doubling, direct,
+/// binomial_tree and straggler_tree follow from their schedules' structure; stragglar's assumes
+/// (as in the published construction) that the straggler takes part in every completion round
+/// and that its n-1 exchanges are the only reductions; double_binary_tree's critical chain
+/// wanders between the two trees and its round counts are stated, not proved, for its heap
+/// structure and checked exhaustively against the dataflow (see closed_form.cpp).
 ClosedFormResult closed_form_time(const ClosedFormInput& input);
+
+/// Rabenseifner & Traeff's published cost of recursive halving/doubling with 3-2 elimination for
+/// n that is not a power of two (Rabenseifner & Traeff, EuroPVM/MPI 2004; formula quoted in the
+/// StragglAR paper), no delay, no reduction cost:
+///   2 ceil(log2 n) alpha + 2 s beta (1.5 - 1 / 2^floor(log2 n)).
+/// For reference curves only: collsim's recursive_halving_doubling schedule uses MPICH's fold,
+/// which closed_form_time() models. Throws ConfigError as closed_form_time() does.
+double rhd_three_two_elimination_s(std::uint32_t n, double size_bytes, const LinkModel& link);
 
 }  // namespace collsim

@@ -1,9 +1,32 @@
 // Network topologies as data: directed links with bandwidth and latency, and a route between
 // every pair of GPUs. Engines (replay, simgrid) consume this; nothing here simulates.
+//
+// Kinds and their links (ids are indices into Topology::links):
+//  * nvswitch  : GPU g has an up link g (GPU -> switch) and a down link n + g (switch -> GPU),
+//                bandwidth B and latency alpha/2 each, so one message costs alpha + m/B.
+//                route(a, b) = {a, n + b}.
+//  * full_mesh : one directed link per ordered pair (bandwidth B, latency alpha).
+//                route(a, b) = {a * (n - 1) + (b < a ? b : b - 1)}.
+//  * dgx1      : the 8 x V100 hybrid cube-mesh; one directed link per NVLink-connected ordered
+//                pair with bandwidth = NVLink count x per-link bandwidth and latency alpha.
+//                Pairs without an NVLink are forwarded through one intermediate GPU over
+//                NVLink (the widest two-hop path, lowest intermediate index on ties), so they
+//                pay 2 alpha and share the intermediate's links. PCIe is not modelled.
+//  * cluster   : nodes of gpus_per_node GPUs. Inside a node: an NVSwitch (up/down links per GPU
+//                with the NVLink bandwidth and nvlink_latency_s / 2 each). Between nodes: every
+//                GPU has a NIC (up/down links, network_latency_s / 2 each) into a leaf switch;
+//                leaves connect through one spine layer modelled as a single aggregated up and
+//                down link per leaf of capacity (leaf down capacity) / oversubscription and zero
+//                latency, so every inter-node pair sees exactly network_latency_s.
+//                Links: [0, n) NVLink up, [n, 2n) NVLink down, [2n, 3n) NIC up, [3n, 4n) NIC
+//                down, then one leaf up and one leaf down link per leaf.
+//                Routes are computed on demand, never stored for all pairs.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collsim/models/link_model.hpp"
@@ -12,9 +35,12 @@ namespace collsim {
 
 enum class TopologyKind { NvSwitch, FullMesh, Dgx1, Cluster };
 
+/// "nvswitch" | "full_mesh" | "dgx1" | "cluster".
+const char* topology_kind_name(TopologyKind kind);
+
 /// One directed link (a full-duplex cable is two of them).
 struct LinkSpec {
-  std::string name;      ///< for traces and SimGrid ("gpu3_up", "leaf2_spine0_up", ...)
+  std::string name;      ///< for traces and SimGrid ("gpu3_up", "leaf2_up", ...)
   double bandwidth_Bps = 0;
   double latency_s = 0;
 };
@@ -27,24 +53,109 @@ struct ClusterSpec {
   double nic_bandwidth_Bps = 400e9 / 8;  ///< per GPU NIC, per direction
   double network_latency_s = 10e-6;      ///< end-to-end alpha between nodes
   std::uint32_t nodes_per_leaf = 4;
-  double oversubscription = 1.0;         ///< leaf down/up bandwidth ratio (2 = 2:1)
+  double oversubscription = 1.0;         ///< leaf down/up bandwidth ratio (2 = 2:1), >= 1
   bool rail_optimized = false;           ///< GPU i of every node on leaf "rail i"
 };
 
 struct Topology {
   std::string name;
   TopologyKind kind = TopologyKind::NvSwitch;
-  std::uint32_t n = 0;              ///< GPUs
-  LinkModel link;                   ///< the GPU-to-GPU alpha/beta/gamma of the common path
+  std::uint32_t n = 0;              ///< GPUs that hold ranks (ranks 0..n-1 are GPUs 0..n-1)
+  /// The GPU-to-GPU alpha/beta/gamma of the common path: the message cost for nvswitch and
+  /// full_mesh, one NVLink for dgx1, the inter-node NIC path for cluster. Every engine reads
+  /// the reduction cost gamma from here.
+  LinkModel link;
   ClusterSpec cluster;              ///< only for kind == Cluster
   std::vector<LinkSpec> links;      ///< every directed link
-  /// Full-duplex GPU pairs with link multiplicity, for kind == Dgx1 (NVLink count per pair).
+  /// NVLink count per GPU pair (symmetric, 8 x 8 for kind == Dgx1; empty otherwise).
   std::vector<std::vector<std::uint32_t>> nvlink_count;
+  /// Explicit routes for kinds whose routes are not a formula (dgx1): entry src * g + dst with
+  /// g = nvlink_count.size(). Empty for the other kinds.
+  std::vector<std::vector<std::uint32_t>> explicit_routes;
 
-  /// Directed links from GPU src to GPU dst, in order. Throws ConfigError if either is >= n.
+  /// Directed links from GPU src to GPU dst, in order. Throws ConfigError if either is >= n or
+  /// src == dst.
   std::vector<std::uint32_t> route(std::uint32_t src, std::uint32_t dst) const;
-  /// True when no two routes share a link except a GPU's own ports (replay models it exactly).
+  /// As route(), but writes into `out` (cleared first) so hot loops do not allocate.
+  void route_into(std::uint32_t src, std::uint32_t dst, std::vector<std::uint32_t>& out) const;
+  /// Sum of the latencies of route(src, dst), in route order (seconds).
+  double route_latency_s(std::uint32_t src, std::uint32_t dst) const;
+
+  /// True when no link other than a GPU's own ports (NVLinks, NIC) can limit a flow: nvswitch,
+  /// full_mesh, dgx1, and clusters with oversubscription <= 1. The replay engine models exactly
+  /// these; an oversubscribed cluster needs the simgrid engine.
   bool non_blocking() const;
+  /// True when link `link_id` can never limit any flow because its capacity is at least the sum of the
+  /// GPU ports feeding it (leaf links of a cluster with oversubscription <= 1). Max-min sharing
+  /// gives the same rates with or without such links, so engines may skip them.
+  bool never_binding(std::uint32_t link_id) const;
+  /// True when every link that can bind carries only traffic sent by one GPU or only traffic
+  /// received by one GPU (nvswitch, full_mesh, cluster). Then a link is busy only with the
+  /// transfers of one rank's current round, which lets engines skip bandwidth sharing when
+  /// no round uses a link twice.
+  bool links_owned_by_endpoints() const;
+
+  /// Leaf switch of GPU g (kind == Cluster only; throws ConfigError otherwise or if g >= n).
+  std::uint32_t leaf_of(std::uint32_t gpu) const;
+  /// Number of leaf switches (kind == Cluster; 0 for the other kinds).
+  std::uint32_t num_leaves() const;
+
+  /// Throws ConfigError if the topology is not consistent (n == 0, link table of the wrong
+  /// size, non-positive bandwidth, negative latency). Factories return checked topologies;
+  /// engines call this on what they are given.
+  void check() const;
 };
+
+/// n GPUs on a non-blocking NVSwitch; link.latency_s is the end-to-end alpha, split between
+/// the up and the down link. Throws ConfigError for n < 1 or bad link numbers.
+Topology make_nvswitch(std::uint32_t n, const LinkModel& link, std::string name = "nvswitch");
+
+/// Direct point-to-point links between every ordered pair. Throws ConfigError for n < 1,
+/// n > kMaxFullMeshGpus (n^2 links) or bad link numbers.
+Topology make_full_mesh(std::uint32_t n, const LinkModel& link, std::string name = "full_mesh");
+inline constexpr std::uint32_t kMaxFullMeshGpus = 1024;
+
+/// The DGX-1 (V100) hybrid cube-mesh using GPUs 0..n-1 of 8. `nvlink` gives one NVLink's
+/// bandwidth per direction and the one-hop latency. Throws ConfigError for n < 1 or n > 8.
+Topology make_dgx1(std::uint32_t n, const LinkModel& nvlink, std::string name = "dgx1");
+inline constexpr std::uint32_t kDgx1Gpus = 8;
+
+/// A multi-node cluster of n GPUs (the last node may be partial). Throws ConfigError for n < 1,
+/// gpus_per_node or nodes_per_leaf of 0, oversubscription < 1, or bad bandwidths/latencies.
+Topology make_cluster(std::uint32_t n, const ClusterSpec& spec, double gamma_s_per_byte = 0.0,
+                      std::string name = "cluster");
+
+/// Directory holding topologies/, models/ and experiments/: `<COLLSIM_SOURCE_DIR>/configs`,
+/// fixed at build time (never the working directory).
+std::string default_configs_dir();
+
+/// Names of the topology files in `<configs_dir>/topologies` (file stems, sorted).
+std::vector<std::string> known_topology_names(std::string_view configs_dir = {});
+
+/// Loads a topology YAML file. `path_or_name` is a path if it contains '/' or ends in .yaml or
+/// .yml, otherwise the name of `<configs_dir>/topologies/<name>.yaml` (configs_dir empty =
+/// default_configs_dir()). `n_override` selects how many GPUs hold ranks: a file without `n`
+/// (a scalable kind) requires it; a file with `n` accepts any n_override <= n.
+/// Throws ConfigError for an unknown name (listing the known ones), an unreadable file, bad
+/// YAML, unknown or misplaced keys (with key path and line), bad values, or ranks that do not
+/// fit (n_override larger than the file's GPUs).
+///
+/// Format (every key but `kind` optional; units as in units.hpp):
+///   kind: nvswitch | full_mesh | dgx1 | cluster
+///   name: text                      (default: the file stem)
+///   n: 8                            (GPUs; omit for a scalable nvswitch/full_mesh)
+///   latency: 3us                    (nvswitch/full_mesh: end-to-end alpha; dgx1: per hop)
+///   bandwidth: 450GBps              (nvswitch/full_mesh: per GPU port; dgx1: per NVLink)
+///   gamma: 0                        (reduction cost, seconds per byte)
+///   cluster: {gpus_per_node, nvlink_bandwidth, nvlink_latency, nic_bandwidth,
+///             network_latency, nodes_per_leaf, oversubscription, rail_optimized}
+Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_t> n_override = {},
+                       std::string_view configs_dir = {});
+
+/// The CLI's --topology: "nvswitch" and "full_mesh" (and an empty spec, meaning nvswitch) are
+/// built from n and `link` (the --alpha/--bandwidth/--gamma flags); anything else is
+/// load_topology(spec, n, configs_dir). Throws as load_topology and the factories do.
+Topology resolve_topology(std::string_view spec, std::uint32_t n, const LinkModel& link,
+                          std::string_view configs_dir = {});
 
 }  // namespace collsim

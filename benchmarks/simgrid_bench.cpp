@@ -1,0 +1,117 @@
+// SimGrid engine throughput: an AllReduce (ring by default) at n = 256 ... 4096 on an NVSwitch,
+// 1 GiB per rank, one straggler 1 ms late.
+//
+// Every simgrid run already happens in a forked child (see simgrid_engine.hpp); its CPU time
+// and peak RSS are read from getrusage(RUSAGE_CHILDREN). The baseline, measured in this process
+// on the same schedule and config, is the replay engine (exact event-free sweep on this
+// topology): x_replay = simgrid wall / replay wall. Also reported: transfers per second, the
+// simulated time of both engines (they must agree), and the growth exponent of wall time.
+//
+// usage: collsim_bench_simgrid [--max-n N] [--min-n N] [--algorithm NAME]
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/sim/replay_engine.hpp"
+#include "collsim/sim/simgrid_engine.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+struct ChildUsage {
+  double cpu_s = 0;
+  double max_rss_MiB = 0;
+};
+
+ChildUsage children_usage() {
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);
+  const auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + 1e-6 * static_cast<double>(tv.tv_usec); };
+  return ChildUsage{seconds(usage.ru_utime) + seconds(usage.ru_stime), static_cast<double>(usage.ru_maxrss) / 1024.0};
+}
+
+// Least-squares slope of log(y) against log(x).
+double growth_exponent(const std::vector<double>& x, const std::vector<double>& y) {
+  const std::size_t k = x.size();
+  if (k < 2) return NAN;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < k; ++i) {
+    const double lx = std::log(x[i]);
+    const double ly = std::log(y[i]);
+    sx += lx;
+    sy += ly;
+    sxx += lx * lx;
+    sxy += lx * ly;
+  }
+  return (static_cast<double>(k) * sxy - sx * sy) / (static_cast<double>(k) * sxx - sx * sx);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  collsim::Rank min_n = 256;
+  collsim::Rank max_n = 4096;
+  std::string algorithm = "ring";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--max-n") == 0) max_n = static_cast<collsim::Rank>(std::stoul(argv[i + 1]));
+    else if (std::strcmp(argv[i], "--min-n") == 0) min_n = static_cast<collsim::Rank>(std::stoul(argv[i + 1]));
+    else if (std::strcmp(argv[i], "--algorithm") == 0) algorithm = argv[i + 1];
+    else {
+      fmt::print(stderr, "usage: collsim_bench_simgrid [--max-n N] [--min-n N] [--algorithm NAME]\n");
+      return 2;
+    }
+  }
+  try {
+    fmt::print("simgrid engine, {} on nvswitch (3 us, 450 GiB/s), 1 GiB, one rank 1 ms late\n", algorithm);
+    fmt::print("wall_s: simgrid run() as a caller sees it (fork, SimGrid, result pipe); child_cpu_s and child_MiB\n"
+               "from getrusage of the child; x_replay = simgrid wall / replay wall on the same input\n");
+    fmt::print("{:>6} {:>11} {:>8} {:>11} {:>10} {:>9} {:>10} {:>9} {:>10} {:>9}\n", "n", "transfers", "wall_s",
+               "child_cpu_s", "M xfer/s", "child_MiB", "replay_s", "x_replay", "sim_time_s", "rel_diff");
+    std::vector<double> ns, walls;
+    const auto simgrid = collsim::make_simgrid_engine();
+    collsim::ReplayEngine replay;
+    for (collsim::Rank n = min_n; n <= max_n; n *= 2) {
+      const collsim::Schedule s = collsim::generate_schedule(algorithm, collsim::AlgorithmOptions{n, {}, 0});
+      collsim::RunConfig config;
+      config.size_bytes = 1024.0 * 1024 * 1024;
+      config.topology = collsim::make_nvswitch(n, collsim::LinkModel{3e-6, 450.0 * 1024 * 1024 * 1024, 0.0});
+      config.arrival_s.assign(n, 0.0);
+      config.arrival_s[n - 1] = 1e-3;
+
+      auto t = Clock::now();
+      const collsim::RunResult base = replay.run(s, config);
+      const double replay_s = seconds_since(t);
+
+      const ChildUsage before = children_usage();
+      t = Clock::now();
+      const collsim::RunResult r = simgrid->run(s, config);
+      const double wall_s = seconds_since(t);
+      const ChildUsage after = children_usage();
+
+      const double transfers = static_cast<double>(r.transfers);
+      fmt::print("{:>6} {:>11.0f} {:>8.3f} {:>11.3f} {:>10.2f} {:>9.0f} {:>10.4f} {:>9.1f} {:>10.6f} {:>9.1e}\n", n,
+                 transfers, wall_s, after.cpu_s - before.cpu_s, transfers / wall_s / 1e6, after.max_rss_MiB, replay_s,
+                 wall_s / replay_s, r.time_s, std::fabs(r.time_s - base.time_s) / base.time_s);
+      std::fflush(stdout);
+      ns.push_back(n);
+      walls.push_back(wall_s);
+    }
+    if (ns.size() >= 2) {
+      fmt::print("growth over n = {}..{}: simgrid wall time ~ n^{:.2f}\n", ns.front(), ns.back(), growth_exponent(ns, walls));
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "collsim_bench_simgrid: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

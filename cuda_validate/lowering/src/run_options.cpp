@@ -1,0 +1,268 @@
+#include "collsim/cuda_validate/run_options.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <optional>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/models/units.hpp"
+
+namespace collsim::cuda_validate {
+namespace {
+
+constexpr std::size_t kMaxSizes = 256;
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> items;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t pos = text.find(separator, start);
+    items.push_back(text.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
+    if (pos == std::string_view::npos) return items;
+    start = pos + 1;
+  }
+}
+
+std::uint64_t parse_unsigned(std::string_view text, std::string_view flag) {
+  std::uint64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) {
+    throw ConfigError(fmt::format("{}: '{}' is not a non-negative integer", flag, text));
+  }
+  return value;
+}
+
+std::uint64_t parse_one_size(std::string_view text) {
+  const double bytes = parse_size_bytes(text, "--sizes");
+  if (bytes < 4 || bytes != std::floor(bytes) || bytes > 1e15) {
+    throw ConfigError(fmt::format("--sizes: '{}' must be a whole number of bytes, at least 4B", text));
+  }
+  const auto value = static_cast<std::uint64_t>(bytes);
+  if (value % 4 != 0) {
+    throw ConfigError(fmt::format("--sizes: '{}' = {} bytes is not a multiple of 4 bytes (buffers hold floats)",
+                                  text, value));
+  }
+  return value;
+}
+
+MicroBenchmark parse_micro(std::string_view name) {
+  if (name == "p2p") return MicroBenchmark::P2p;
+  if (name == "reduce") return MicroBenchmark::Reduce;
+  if (name == "reduce_scatter") return MicroBenchmark::ReduceScatter;
+  throw ConfigError(fmt::format("--micro: unknown micro-benchmark '{}' (known: p2p, reduce, reduce_scatter, all)",
+                                name));
+}
+
+std::vector<std::string> parse_algorithms(std::string_view text) {
+  std::vector<std::string> names;
+  if (text == "none") return names;
+  for (std::string_view name : split(text, ',')) {
+    if (name.empty()) throw ConfigError(fmt::format("--algo: empty name in '{}'", text));
+    if (name != kNcclAllReduceName) {
+      try {
+        find_algorithm(name);
+      } catch (const ConfigError& e) {
+        throw ConfigError(fmt::format("--algo: {}; or '{}' for native ncclAllReduce", e.what(), kNcclAllReduceName));
+      }
+    }
+    names.emplace_back(name);
+  }
+  return names;
+}
+
+std::string default_micro_out(std::string_view out) {
+  if (out == "-") return std::string(out);
+  const std::string_view stem = out.ends_with(".csv") ? out.substr(0, out.size() - 4) : out;
+  return fmt::format("{}_micro.csv", stem);
+}
+
+}  // namespace
+
+std::string_view micro_benchmark_name(MicroBenchmark micro) {
+  switch (micro) {
+    case MicroBenchmark::P2p:
+      return "p2p";
+    case MicroBenchmark::Reduce:
+      return "reduce_kernel";
+    case MicroBenchmark::ReduceScatter:
+      return "reduce_scatter_nccl";
+  }
+  return "unknown";
+}
+
+std::vector<std::uint64_t> parse_size_list(std::string_view text) {
+  std::vector<std::uint64_t> sizes;
+  for (std::string_view item : split(text, ',')) {
+    const std::size_t dots = item.find("..");
+    if (dots == std::string_view::npos) {
+      sizes.push_back(parse_one_size(item));
+    } else {
+      std::string_view hi_text = item.substr(dots + 2);
+      std::uint64_t factor = 2;
+      if (const std::size_t colon = hi_text.find(':'); colon != std::string_view::npos) {
+        factor = parse_unsigned(hi_text.substr(colon + 1), "--sizes (range factor)");
+        hi_text = hi_text.substr(0, colon);
+        if (factor < 2) throw ConfigError(fmt::format("--sizes: range factor in '{}' must be at least 2", item));
+      }
+      const std::uint64_t lo = parse_one_size(item.substr(0, dots));
+      const std::uint64_t hi = parse_one_size(hi_text);
+      if (lo > hi) throw ConfigError(fmt::format("--sizes: range '{}' runs backwards ({} > {} bytes)", item, lo, hi));
+      for (std::uint64_t s = lo; s <= hi; s *= factor) {
+        sizes.push_back(s);
+        if (sizes.size() > kMaxSizes) break;
+        if (s > hi / factor) break;
+      }
+    }
+    if (sizes.size() > kMaxSizes) {
+      throw ConfigError(fmt::format("--sizes: '{}' gives more than {} sizes", text, kMaxSizes));
+    }
+  }
+  return sizes;
+}
+
+std::vector<double> parse_delay_list(std::string_view text) {
+  std::vector<double> delays;
+  for (std::string_view item : split(text, ',')) {
+    const double delay = parse_duration_s(item, "--delays");
+    if (delay > kMaxDelay_s) {
+      throw ConfigError(fmt::format("--delays: '{}' exceeds {} s (did you forget a unit such as ms?)", item,
+                                    kMaxDelay_s));
+    }
+    delays.push_back(delay);
+  }
+  return delays;
+}
+
+RunOptions parse_run_options(std::span<const std::string> args) {
+  RunOptions options;
+  options.algorithms = parse_algorithms("stragglar,ring,recursive_halving_doubling,nccl");
+  options.sizes_bytes = parse_size_list("1MiB..1GiB");
+  options.delays_s = {0.0};
+  std::optional<std::uint64_t> straggler;
+  std::uint64_t gpus = 8;
+
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      options.help = true;
+      return options;
+    }
+    if (arg == "--gate") {
+      options.gate = true;
+      continue;
+    }
+    if (!arg.starts_with("--")) {
+      throw ConfigError(fmt::format("unexpected argument '{}' (options start with --; see --help)", arg));
+    }
+    std::string_view flag = arg;
+    std::string_view value;
+    if (const std::size_t eq = arg.find('='); eq != std::string_view::npos) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    } else {
+      if (i + 1 >= args.size()) throw ConfigError(fmt::format("option {} needs a value", flag));
+      value = args[++i];
+    }
+    if (flag == "--algo") {
+      options.algorithms = parse_algorithms(value);
+    } else if (flag == "--gpus") {
+      gpus = parse_unsigned(value, "--gpus");
+      if (gpus < 2 || gpus > 8) {
+        throw ConfigError(fmt::format("--gpus: {} is outside 2..8 (one node, one process)", value));
+      }
+    } else if (flag == "--sizes") {
+      options.sizes_bytes = parse_size_list(value);
+    } else if (flag == "--delays") {
+      options.delays_s = parse_delay_list(value);
+    } else if (flag == "--straggler") {
+      straggler = parse_unsigned(value, "--straggler");
+    } else if (flag == "--iters") {
+      const std::uint64_t iters = parse_unsigned(value, "--iters");
+      if (iters < 1 || iters > 1'000'000) throw ConfigError(fmt::format("--iters: {} is outside 1..1000000", value));
+      options.iters = static_cast<std::uint32_t>(iters);
+    } else if (flag == "--warmup") {
+      const std::uint64_t warmup = parse_unsigned(value, "--warmup");
+      if (warmup > 1'000'000) throw ConfigError(fmt::format("--warmup: {} is outside 0..1000000", value));
+      options.warmup = static_cast<std::uint32_t>(warmup);
+    } else if (flag == "--phase1") {
+      if (value == "nccl") {
+        options.phase1 = Phase1Mode::Nccl;
+      } else if (value == "schedule") {
+        options.phase1 = Phase1Mode::Schedule;
+      } else {
+        throw ConfigError(fmt::format("--phase1: '{}' is neither 'nccl' nor 'schedule'", value));
+      }
+    } else if (flag == "--micro") {
+      options.micro.clear();
+      if (value == "all") {
+        options.micro = {MicroBenchmark::P2p, MicroBenchmark::Reduce, MicroBenchmark::ReduceScatter};
+      } else if (value != "none") {
+        for (std::string_view name : split(value, ',')) options.micro.push_back(parse_micro(name));
+      }
+    } else if (flag == "--out") {
+      if (value.empty()) throw ConfigError("--out: empty path");
+      options.out = std::string(value);
+    } else if (flag == "--micro-out") {
+      if (value.empty()) throw ConfigError("--micro-out: empty path");
+      options.micro_out = std::string(value);
+    } else {
+      throw ConfigError(fmt::format("unknown option '{}' (see --help)", flag));
+    }
+  }
+
+  options.gpus = static_cast<Rank>(gpus);
+  options.straggler = static_cast<Rank>(straggler.value_or(gpus - 1));
+  if (straggler && *straggler >= gpus) {
+    throw ConfigError(fmt::format("--straggler: rank {} is out of range for --gpus {} (valid: 0..{})", *straggler,
+                                  gpus, gpus - 1));
+  }
+  if (options.algorithms.empty() && options.micro.empty()) {
+    throw ConfigError("nothing to run: --algo none and no --micro");
+  }
+  if (options.micro_out.empty()) options.micro_out = default_micro_out(options.out);
+  if (options.out == "-" && options.micro_out == "-" && !options.algorithms.empty() && !options.micro.empty()) {
+    throw ConfigError("--out - and --micro-out - would mix two CSVs on standard output; give --micro-out FILE");
+  }
+  return options;
+}
+
+std::string run_options_usage() {
+  return R"(usage: collsim-cuda [options]
+
+Runs AllReduce schedules from the collsim registry on 2-8 GPUs of one node with CUDA + NCCL
+(one process, one stream per GPU), plus native ncclAllReduce, and writes one CSV row per
+measured iteration. Every run is validated; a wrong result fails the program.
+
+  --algo LIST      registry algorithms and/or 'nccl' (native ncclAllReduce; NCCL_ALGO from the
+                   environment applies), or 'none'
+                   (default: stragglar,ring,recursive_halving_doubling,nccl)
+  --gpus N         number of GPUs, devices 0..N-1, 2..8 (default 8)
+  --sizes LIST     buffer sizes: '64MiB', '1MiB..4GiB' (x2 steps), '1MiB..1GiB:4' (x4 steps),
+                   comma-separated; multiples of 4 bytes (default 1MiB..1GiB)
+  --delays LIST    straggler delays, e.g. '0,1ms,5ms' (default 0; at most 10s)
+  --straggler R    rank that is late, 0..N-1 (default N-1)
+  --iters N        measured iterations per configuration (default 20)
+  --warmup N       unmeasured iterations before them (default 5)
+  --phase1 MODE    StragglAR phase 1: 'nccl' = ncclReduceScatter among the ready ranks
+                   (sizes are rounded down to a multiple of 4*(N-1) bytes), 'schedule' = the
+                   schedule's own ring rounds (default nccl)
+  --micro LIST     micro-benchmarks p2p,reduce,reduce_scatter or 'all' (default none)
+  --gate           hold the GPUs until the host has enqueued a whole run, so host launch time
+                   is not measured (a kernel spins on a host flag, 10 s timeout)
+  --out FILE       AllReduce CSV, '-' for standard output (default measurements.csv)
+  --micro-out FILE micro-benchmark CSV, same columns (default: --out with _micro before .csv)
+  --help           this text
+
+CSV columns: algorithm,n,size_bytes,delay_s,straggler,iteration,time_s,algbw_GBps,busbw_GBps,
+device,driver_version,nccl_version (see cuda_validate/README.md). Micro-benchmark rows are named
+p2p, reduce_kernel (n = 1) and reduce_scatter_nccl (n = N-1).
+
+Exit codes: 0 success, 1 CUDA/NCCL/file error, 2 bad command line or unsupported algorithm/n,
+3 no CUDA device available (or fewer than --gpus), 4 a result failed validation.
+)";
+}
+
+}  // namespace collsim::cuda_validate

@@ -1,0 +1,57 @@
+// `collsim advise`: which AllReduce to use for a given topology, size and arrival model.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collsim/experiments/output.hpp"
+#include "collsim/experiments/runner.hpp"
+#include "collsim/experiments/spec.hpp"
+
+namespace collsim {
+
+/// What to advise on. Start from an ExperimentSpec so that `--spec FILE` and flags share one
+/// representation: exactly one n, size, topology, engine, start and arrival model are used.
+struct AdviseRequest {
+  ExperimentSpec spec;       ///< algorithms empty = every algorithm that supports n
+};
+
+struct AdviseEntry {
+  std::string algorithm;
+  SampleStats time;                 ///< completion time over the trials, seconds
+  double speedup_vs_ring = 0;       ///< ring mean / this mean
+  std::size_t rank_by_p99 = 0;      ///< 1 = lowest p99
+};
+
+struct AdviseResult {
+  ExperimentSpec spec;               ///< the validated single-point study that ran
+  std::vector<AdviseEntry> ranking;  ///< by mean time, fastest first
+  std::string best;                  ///< fastest by mean
+  std::string best_by_p99;
+  std::string best_baseline;         ///< fastest by mean other than stragglar
+  double mean_delay_s = 0;           ///< mean straggler delay over the trials
+  /// The constant delay of one straggler (rank n-1) above which stragglar beats best_baseline,
+  /// found by bisection with the same engine; nullopt when stragglar is not compared or does not
+  /// win below `critical_search_limit_s`.
+  std::optional<double> critical_delay_s;
+  double critical_search_limit_s = 0;
+  bool stragglar_compared = false;
+  std::string recommendation;        ///< one sentence
+};
+
+/// Runs the single-point study and the critical-delay bisection. Throws ConfigError when the
+/// request does not describe exactly one point or is invalid (as validate()), and what engines
+/// and schedules throw.
+AdviseResult advise(AdviseRequest request, const EngineFactory& engines = {});
+
+/// Human-readable report: the table, the critical delay, the recommendation.
+std::string advise_text(const AdviseResult& result);
+/// One JSON object: {topology, n, size_bytes, engine, start, arrival, trials, seed, mean_delay_s,
+/// ranking: [{algorithm, mean_time_s, p50_time_s, p99_time_s, speedup_vs_ring, rank_by_p99}],
+/// best, best_by_p99, best_baseline, critical_delay_s (null if none), critical_search_limit_s,
+/// recommendation}.
+std::string advise_json(const AdviseResult& result);
+
+}  // namespace collsim

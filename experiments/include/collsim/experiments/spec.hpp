@@ -1,0 +1,136 @@
+// Experiment specs: the YAML files under configs/experiments/ that describe a study, parsed into
+// plain structs, validated once, and written back with every default filled in.
+//
+// Schema (every key but `name`, `algorithms` and `n` optional; units as in units.hpp). Keys
+// marked "axis" take one value or a list; a list is a sweep axis and the study runs the
+// cartesian product of all axes.
+//
+//   name: smoke                 # [A-Za-z0-9_.-]+, the default output directory results/<name>/
+//   description: text
+//   algorithms: [stragglar, ring] | all            # axis; ring always runs as the baseline
+//   n: [8, 64] | "4..16"                           # axis; integers >= 2
+//   sizes: [1MiB, 1GiB]                            # axis; bytes per rank, > 0 (default 1GiB)
+//   topology: nvswitch | dgx_h100 | path.yaml      # axis (default nvswitch)
+//   link: {alpha: 3us, bandwidth: 450GiBps, gamma: 0}   # or {model: fitted.yaml}; used by the
+//                                                  # nvswitch and full_mesh shorthands
+//   delays: [0, 1ms, 5ms]                          # axis; constant delay of the straggler(s)
+//   arrival: {...} | [{...}, ...]                  # axis; arrival models (arrival_yaml.hpp
+//                                                  # format) with an optional `label`
+//   start: barrier | eager                         # axis (default barrier)
+//   engine: replay | closed_form | simgrid         # axis (default replay)
+//   trials: 1                                      # Monte Carlo trials per point, >= 1
+//   seed: 1                                        # 64-bit seed of every random draw
+//   pipeline_chunks: 0                             # trees: pipeline depth (0 = default)
+//   skip_unsupported: false                        # skip (algorithm, n) pairs an algorithm
+//                                                  # does not support instead of failing
+//   plot: plots/x.py | [a.py, b.py]                # run as `/usr/bin/python3 SCRIPT DIR` after the
+//                                                  # result files are written (paths relative to
+//                                                  # the spec file)
+//   collsim_version: 0.1.0                         # informational (written by collsim)
+//
+// `delays` without `arrival` means one straggler, rank n-1, late by each delay. `delays` with
+// `arrival` replaces the delay of every straggler of every (stragglers-model) arrival model.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collsim/algorithms/schedule.hpp"
+#include "collsim/models/arrival.hpp"
+#include "collsim/models/link_model.hpp"
+
+namespace collsim {
+
+struct ModelFile;
+
+/// One value of the topology axis.
+struct TopologyChoice {
+  std::string label;   ///< CSV column: the name as written, or the file stem of a path
+  std::string spec;    ///< what resolve_topology() gets: a name, or an absolute file path
+};
+
+/// One value of the arrival axis (after crossing with `delays`).
+struct ArrivalChoice {
+  std::string label;              ///< CSV column `arrival`
+  /// Set when the arrival comes from `delays`: every straggler is late by exactly this much.
+  std::optional<double> delay_s;
+  /// True for the `delays` shorthand without `arrival`: one straggler at rank n-1 (depends on
+  /// n, so `model` is built per n by arrival_for()).
+  bool last_rank_straggler = false;
+  ArrivalSpec model;              ///< unused when last_rank_straggler
+};
+
+struct ExperimentSpec {
+  std::string name;
+  std::string description;
+  std::vector<std::string> algorithms;   ///< registry names, ring included after validate()
+  std::vector<Rank> n;
+  std::vector<double> sizes_bytes;
+  std::vector<TopologyChoice> topologies;
+  LinkModel link;                        ///< alpha/bandwidth/gamma, or the model file's single fit
+  std::string link_model_file;           ///< absolute path when `link: {model: FILE}`, else ""
+  std::shared_ptr<const ModelFile> link_model;  ///< the parsed model file (size regimes), or null
+  std::vector<ArrivalChoice> arrivals;
+  std::vector<StartMode> starts;
+  std::vector<std::string> engines;
+  std::uint32_t trials = 1;
+  std::uint64_t seed = 1;
+  std::uint32_t pipeline_chunks = 0;
+  bool skip_unsupported = false;
+  std::vector<std::string> plots;        ///< absolute paths of plot scripts
+  /// True when validate() appended ring because the spec did not list it.
+  bool ring_added_as_baseline = false;
+
+  /// Where the spec came from (for messages) and the 1-based line of each key path
+  /// ("n", "n[2]", "link.alpha", ...). Empty for specs built in code.
+  std::string source;
+  std::map<std::string, int, std::less<>> lines;
+
+  /// "file:line: " for a key path when known, else "" (used to prefix error messages).
+  std::string where(std::string_view key_path) const;
+};
+
+/// The name of the baseline every speedup is relative to.
+inline constexpr std::string_view kBaselineAlgorithm = "ring";
+/// Known engine names (availability in this build is checked when a run starts).
+inline constexpr std::string_view kEngineNames[] = {"closed_form", "replay", "simgrid"};
+
+/// Parses a spec from YAML text. `source` names it in messages; relative file paths inside
+/// (topology files, model files) are resolved against `base_dir`. Does not call validate().
+/// Throws ConfigError ("source:line: 'key.path': problem") for YAML syntax errors, unknown or
+/// duplicated keys, wrong types, empty sweep lists, and malformed values (units, negatives).
+ExperimentSpec parse_spec(std::string_view yaml_text, std::string_view source,
+                          const std::filesystem::path& base_dir);
+
+/// Reads and parses a spec file (relative paths resolve against the file's directory) and
+/// validates it. Throws ConfigError for an unreadable file and everything parse_spec() and
+/// validate() throw.
+ExperimentSpec load_spec(const std::filesystem::path& file);
+
+/// Checks the parsed spec and fills defaults: known algorithm names (and support of every n
+/// unless skip_unsupported), n >= 2, sizes > 0, known engine names, loadable topologies that fit
+/// every n, arrival models valid for every n, trials >= 1, no value listed twice in an axis;
+/// appends ring as the baseline when missing. Throws ConfigError naming key, value and line.
+void validate(ExperimentSpec& spec);
+
+/// The link parameters for buffers of `size_bytes`: spec.link, or the model file's regime for
+/// that size when the file has size regimes.
+LinkModel link_at(const ExperimentSpec& spec, double size_bytes);
+
+/// The arrival model of `choice` for n ranks (builds the rank n-1 straggler of the shorthand).
+ArrivalSpec arrival_for(const ArrivalChoice& choice, Rank n);
+
+/// The resolved spec as YAML: every default filled in, the seed, the collsim version, the link
+/// parameters actually used and each arrival model in full. Parsing it again gives the same study.
+std::string resolved_yaml(const ExperimentSpec& spec);
+
+/// The collsim version compiled in (the CMake project version).
+std::string_view collsim_version();
+
+}  // namespace collsim

@@ -1,0 +1,228 @@
+#include "collsim/experiments/advise.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/models/json.hpp"
+#include "collsim/models/topology.hpp"
+#include "collsim/models/units.hpp"
+
+namespace collsim {
+namespace {
+
+constexpr std::string_view kStragglar = "stragglar";
+
+void require_single(std::size_t count, std::string_view key) {
+  if (count != 1) {
+    throw ConfigError(fmt::format("advise: needs exactly one value of '{}', got {} (use collsim run for sweeps)", key, count));
+  }
+}
+
+// Completion time of one algorithm with one straggler (rank n-1) late by d, with the engine,
+// schedule and topology built once.
+class DelayProbe {
+ public:
+  DelayProbe(const ExperimentSpec& spec, const std::string& algorithm, Engine& engine) : engine_(engine) {
+    const Rank n = spec.n.front();
+    AlgorithmOptions options;
+    options.n = n;
+    options.straggler = n - 1;
+    options.pipeline_chunks = spec.pipeline_chunks;
+    schedule_ = generate_schedule(algorithm, options);
+    config_.size_bytes = spec.sizes_bytes.front();
+    config_.topology = resolve_topology(spec.topologies.front().spec, n, link_at(spec, config_.size_bytes));
+    config_.start = spec.starts.front();
+    config_.arrival_s.assign(n, 0.0);
+  }
+  double time_s(double delay_s) {
+    config_.arrival_s.back() = delay_s;
+    return engine_.run(schedule_, config_).time_s;
+  }
+
+ private:
+  Engine& engine_;
+  Schedule schedule_;
+  RunConfig config_;
+};
+
+}  // namespace
+
+AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
+  ExperimentSpec& spec = request.spec;
+  if (spec.name.empty()) spec.name = "advise";
+  require_single(spec.n.size(), "n");
+  require_single(spec.sizes_bytes.size(), "size");
+  require_single(spec.topologies.size(), "topology");
+  require_single(spec.engines.size(), "engine");
+  require_single(spec.starts.size(), "start");
+  require_single(spec.arrivals.size(), "arrival");
+  if (spec.algorithms.empty()) {
+    for (const auto& info : all_algorithms()) {
+      if (info.unsupported_reason(spec.n.front()).empty()) spec.algorithms.emplace_back(info.name);
+    }
+  }
+  validate(spec);
+
+  AdviseResult result;
+  result.spec = spec;
+  const SweepGrid grid(spec);
+  RunnerOptions options;
+  options.engine_factory = engines;
+  const StudyResult study = run_study(grid, options);
+
+  const std::size_t ring = grid.baseline(0);
+  std::vector<double> ring_times;
+  for (const auto& t : study.points[ring].trials) ring_times.push_back(t.time_s);
+  const double ring_mean = summarize(ring_times).mean;
+  for (std::size_t i = 0; i < grid.num_points(); ++i) {
+    const PointResult& p = study.points[i];
+    if (!p.active) continue;
+    std::vector<double> times, delays;
+    for (const auto& t : p.trials) {
+      times.push_back(t.time_s);
+      delays.push_back(t.delay_s);
+    }
+    AdviseEntry e;
+    e.algorithm = spec.algorithms[grid.point(i).algorithm];
+    e.time = summarize(times);
+    e.speedup_vs_ring = ring_mean / e.time.mean;
+    result.ranking.push_back(e);
+    result.mean_delay_s = summarize(delays).mean;
+  }
+  std::stable_sort(result.ranking.begin(), result.ranking.end(),
+                   [](const AdviseEntry& a, const AdviseEntry& b) { return a.time.mean < b.time.mean; });
+  std::vector<std::size_t> by_p99(result.ranking.size());
+  for (std::size_t i = 0; i < by_p99.size(); ++i) by_p99[i] = i;
+  std::stable_sort(by_p99.begin(), by_p99.end(), [&](std::size_t a, std::size_t b) {
+    return result.ranking[a].time.p99 < result.ranking[b].time.p99;
+  });
+  for (std::size_t r = 0; r < by_p99.size(); ++r) result.ranking[by_p99[r]].rank_by_p99 = r + 1;
+  result.best = result.ranking.front().algorithm;
+  result.best_by_p99 = result.ranking[by_p99.front()].algorithm;
+  for (const auto& e : result.ranking) {
+    if (e.algorithm != kStragglar) {
+      result.best_baseline = e.algorithm;
+      break;
+    }
+  }
+
+  const bool has_stragglar = std::find(spec.algorithms.begin(), spec.algorithms.end(), kStragglar) != spec.algorithms.end();
+  if (has_stragglar && !result.best_baseline.empty()) {
+    result.stragglar_compared = true;
+    auto engine = engines ? engines(spec.engines.front()) : make_engine(spec.engines.front());
+    DelayProbe stragglar(spec, std::string(kStragglar), *engine);
+    DelayProbe baseline(spec, result.best_baseline, *engine);
+    const auto gap = [&](double d) { return stragglar.time_s(d) - baseline.time_s(d); };
+    // StragglAR's advantage grows with the delay until phase 1 is hidden, then stays constant,
+    // so searching up to a few collective times finds the crossing if there is one.
+    const double scale = std::max(baseline.time_s(0.0), 1e-9);
+    result.critical_search_limit_s = 64 * scale;
+    if (gap(0.0) <= 0) {
+      result.critical_delay_s = 0.0;
+    } else {
+      double lo = 0, hi = scale / 64;
+      while (hi <= result.critical_search_limit_s && gap(hi) > 0) {
+        lo = hi;
+        hi *= 2;
+      }
+      if (hi <= result.critical_search_limit_s) {
+        for (int i = 0; i < 200 && hi - lo > 1e-12 + 1e-9 * hi; ++i) {
+          const double mid = 0.5 * (lo + hi);
+          (gap(mid) > 0 ? lo : hi) = mid;
+        }
+        result.critical_delay_s = hi;
+      }
+    }
+  }
+
+  const AdviseEntry& best = result.ranking.front();
+  const auto find_entry = [&](const std::string& name) -> const AdviseEntry* {
+    for (const auto& e : result.ranking) {
+      if (e.algorithm == name) return &e;
+    }
+    return nullptr;
+  };
+  if (best.algorithm == kStragglar && result.ranking.size() > 1) {
+    const AdviseEntry& runner_up = *find_entry(result.best_baseline);
+    result.recommendation = fmt::format(
+        "Use stragglar: it finishes in {} on average, {:.2f}x faster than the best baseline {} (p99 {} vs {}){}.",
+        format_duration(best.time.mean), runner_up.time.mean / best.time.mean, runner_up.algorithm,
+        format_duration(best.time.p99), format_duration(runner_up.time.p99),
+        result.critical_delay_s ? fmt::format(", and it wins whenever the straggler is more than {} late",
+                                              format_duration(*result.critical_delay_s))
+                                : std::string());
+  } else {
+    std::string why;
+    if (result.stragglar_compared && result.critical_delay_s) {
+      why = fmt::format("stragglar needs a straggler delay above {} to win and the mean delay here is {}",
+                        format_duration(*result.critical_delay_s), format_duration(result.mean_delay_s));
+    } else if (result.stragglar_compared) {
+      why = fmt::format("stragglar does not beat it at any delay up to {} at this size and topology",
+                        format_duration(result.critical_search_limit_s));
+    } else {
+      why = "it has the lowest mean completion time";
+    }
+    result.recommendation = fmt::format("Use {}: {} ({} on average, {:.2f}x vs ring){}.", best.algorithm, why,
+                                        format_duration(best.time.mean), best.speedup_vs_ring,
+                                        result.best_by_p99 != best.algorithm
+                                            ? fmt::format("; {} has the lowest p99", result.best_by_p99)
+                                            : std::string());
+  }
+  return result;
+}
+
+std::string advise_text(const AdviseResult& r) {
+  const ExperimentSpec& spec = r.spec;
+  std::string out = fmt::format("advise: n={}, {} per rank, topology {}, engine {}, start {}\n", spec.n.front(),
+                                format_size(spec.sizes_bytes.front()), spec.topologies.front().label, spec.engines.front(),
+                                start_mode_name(spec.starts.front()));
+  out += fmt::format("arrival: {}; {} trial{}, seed {}, mean straggler delay {}\n\n", spec.arrivals.front().label,
+                     spec.trials, spec.trials == 1 ? "" : "s", spec.seed, format_duration(r.mean_delay_s));
+  out += fmt::format("{:>4}  {:<28} {:>12} {:>12} {:>12} {:>8} {:>8}\n", "rank", "algorithm", "mean", "p50", "p99",
+                     "vs ring", "p99 rank");
+  for (std::size_t i = 0; i < r.ranking.size(); ++i) {
+    const AdviseEntry& e = r.ranking[i];
+    out += fmt::format("{:>4}  {:<28} {:>12} {:>12} {:>12} {:>7.3f}x {:>8}\n", i + 1, e.algorithm,
+                       format_duration(e.time.mean), format_duration(e.time.p50), format_duration(e.time.p99),
+                       e.speedup_vs_ring, e.rank_by_p99);
+  }
+  out += "\n";
+  if (r.stragglar_compared) {
+    if (r.critical_delay_s) {
+      out += fmt::format("critical delay: stragglar beats {} when one straggler is more than {} late\n",
+                         r.best_baseline, format_duration(*r.critical_delay_s));
+    } else {
+      out += fmt::format("critical delay: none; stragglar does not beat {} at any delay up to {}\n", r.best_baseline,
+                         format_duration(r.critical_search_limit_s));
+    }
+  }
+  out += r.recommendation + "\n";
+  return out;
+}
+
+std::string advise_json(const AdviseResult& r) {
+  const ExperimentSpec& spec = r.spec;
+  std::string ranking;
+  for (const auto& e : r.ranking) {
+    ranking += fmt::format(
+        "{}{{\"algorithm\":{},\"mean_time_s\":{},\"p50_time_s\":{},\"p99_time_s\":{},\"speedup_vs_ring\":{},\"rank_by_p99\":{}}}",
+        ranking.empty() ? "" : ",", json_string(e.algorithm), json_number(e.time.mean), json_number(e.time.p50),
+        json_number(e.time.p99), json_number(e.speedup_vs_ring), e.rank_by_p99);
+  }
+  return fmt::format(
+      "{{\"topology\":{},\"n\":{},\"size_bytes\":{},\"engine\":{},\"start\":\"{}\",\"arrival\":{},\"trials\":{},"
+      "\"seed\":{},\"mean_delay_s\":{},\"ranking\":[{}],\"best\":{},\"best_by_p99\":{},\"best_baseline\":{},"
+      "\"critical_delay_s\":{},\"critical_search_limit_s\":{},\"recommendation\":{}}}\n",
+      json_string(spec.topologies.front().label), spec.n.front(), json_number(spec.sizes_bytes.front()),
+      json_string(spec.engines.front()), start_mode_name(spec.starts.front()), json_string(spec.arrivals.front().label),
+      spec.trials, spec.seed, json_number(r.mean_delay_s), ranking, json_string(r.best), json_string(r.best_by_p99),
+      r.best_baseline.empty() ? "null" : json_string(r.best_baseline),
+      r.critical_delay_s ? json_number(*r.critical_delay_s) : "null", json_number(r.critical_search_limit_s),
+      json_string(r.recommendation));
+}
+
+}  // namespace collsim

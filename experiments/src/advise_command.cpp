@@ -1,0 +1,197 @@
+// `collsim advise`: rank the algorithms for one topology, size and arrival model, and say which
+// one to use.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <ostream>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/experiments/advise.hpp"
+#include "collsim/experiments/args.hpp"
+#include "collsim/experiments/commands.hpp"
+#include "collsim/models/arrival_cli.hpp"
+#include "collsim/models/arrival_yaml.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/models/model_file.hpp"
+#include "collsim/models/units.hpp"
+
+namespace collsim {
+namespace {
+
+bool is_deterministic(const ArrivalChoice& a) {
+  if (a.last_rank_straggler) return true;
+  const ArrivalSpec& m = a.model;
+  if (m.jitter && !(m.jitter->kind() == DistributionKind::Constant)) return false;
+  if (m.persistence != 1.0) return false;
+  for (const auto& s : m.stragglers) {
+    if (s.delay.kind() != DistributionKind::Constant) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> split_names(const std::string& text) {
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    names.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return names;
+}
+
+// The arrival model from the flags, or nullopt when no arrival flag was given.
+std::optional<ArrivalChoice> arrival_from_flags(const ArgParser& p, Rank n) {
+  const bool any = p.get_optional("arrival") || p.get_optional("stragglers") || p.get_optional("distribution") ||
+                   p.get_optional("delay") || p.get_optional("straggler") || p.get_optional("jitter") ||
+                   p.get_optional("persistence");
+  if (!any) return std::nullopt;
+  ArrivalChoice choice;
+  if (auto text = p.get_optional("arrival")) {
+    for (const char* other : {"stragglers", "distribution", "delay", "straggler"}) {
+      if (p.get_optional(other)) throw ConfigError(fmt::format("advise: give either --arrival or --{}, not both", other));
+    }
+    YAML::Node node;
+    try {
+      node = YAML::Load(*text);
+    } catch (const YAML::ParserException& e) {
+      throw ConfigError(fmt::format("advise: --arrival is not valid YAML: {}", e.msg));
+    }
+    choice.model = parse_arrival_yaml(node, "--arrival", n, std::filesystem::current_path());
+  } else {
+    std::optional<DelayDistribution> delay;
+    if (auto d = p.get_optional("distribution")) delay = parse_distribution_cli(*d, "--distribution");
+    if (auto d = p.get_optional("delay")) {
+      if (delay) throw ConfigError("advise: give either --delay or --distribution, not both");
+      delay = DelayDistribution::constant(parse_duration_s(*d, "--delay"), "--delay");
+    }
+    choice.model.model = ArrivalModel::Stragglers;
+    if (auto list = p.get_optional("stragglers")) {
+      if (p.get_optional("straggler")) throw ConfigError("advise: give either --stragglers or --straggler, not both");
+      choice.model.stragglers = parse_stragglers_cli(*list, delay, "--stragglers");
+    } else {
+      const Rank rank = p.get_optional("straggler")
+                            ? static_cast<Rank>(parse_unsigned(*p.get_optional("straggler"), "--straggler"))
+                            : n - 1;
+      choice.model.stragglers.push_back({rank, delay.value_or(DelayDistribution())});
+    }
+  }
+  if (auto j = p.get_optional("jitter")) choice.model.jitter = parse_distribution_cli(*j, "--jitter");
+  if (auto pr = p.get_optional("persistence")) choice.model.persistence = parse_probability(*pr, "--persistence");
+  choice.model.validate(n, "advise arrival");
+  choice.label = choice.model.describe();
+  return choice;
+}
+
+}  // namespace
+
+int advise_command(const Args& args, std::ostream& out) {
+  ArgParser parser("advise",
+                   "Rank the AllReduce algorithms by mean and p99 completion time for one topology, buffer size and "
+                   "arrival model, find the critical straggler delay of stragglar against the best baseline, and say "
+                   "which algorithm to use.");
+  parser.option("topology", "-t", "NAME|FILE", "topology (nvswitch, full_mesh, a configs/topologies name, or a file)")
+      .option("n", "-n", "N", "number of ranks (>= 2)")
+      .option("size", "-s", "SIZE", "buffer per rank, e.g. 1GiB")
+      .option("alpha", "", "TIME", "nvswitch/full_mesh: end-to-end latency of one message (default 3us)")
+      .option("bandwidth", "", "BW", "nvswitch/full_mesh: per-GPU bandwidth per direction (default 450GiBps)")
+      .option("gamma", "", "TIME_PER_BYTE", "reduction cost in seconds per byte (default 0)")
+      .option("model", "", "FILE", "fitted link model file (instead of --alpha/--bandwidth/--gamma)")
+      .option("delay", "", "TIME", "constant delay of the straggler (default 0)")
+      .option("straggler", "", "RANK", "the late rank (default n-1)")
+      .option("distribution", "", "DIST", "straggler delay distribution, e.g. lognormal:median=6.97ms,mean=9.5ms")
+      .option("stragglers", "", "LIST", "several stragglers, e.g. 3:5ms,7:2ms")
+      .option("jitter", "", "DIST", "delay added independently to every rank, e.g. uniform:min=0,max=20us")
+      .option("persistence", "", "P", "probability that the straggler keeps its identity between iterations")
+      .option("arrival", "", "YAML", "arrival model as inline YAML, e.g. '{model: stragglers, rank: 7, delay: 5ms}'")
+      .option("spec", "", "FILE", "take the arrival model, link and defaults from an experiment spec")
+      .option("algorithms", "", "LIST", "comma-separated algorithms to compare (default: all supporting n)")
+      .option("engine", "", "NAME", "replay, closed_form or simgrid (default replay)")
+      .option("start", "", "eager|barrier", "how phases start when ranks arrive late (default barrier)")
+      .option("trials", "", "K", "Monte Carlo trials (default 1 for fixed delays, 200 for random ones)")
+      .option("seed", "", "X", "seed of the random draws (default 1)")
+      .flag("json", "print one JSON object instead of the table");
+  if (!parser.parse(args)) {
+    out << parser.help();
+    return 0;
+  }
+  if (!parser.positionals().empty()) throw ConfigError(fmt::format("advise: unexpected argument '{}'", parser.positionals().front()));
+
+  AdviseRequest request;
+  ExperimentSpec& spec = request.spec;
+  bool trials_from_spec = false;
+  if (auto file = parser.get_optional("spec")) {
+    spec = load_spec(*file);
+    trials_from_spec = true;
+    if (spec.ring_added_as_baseline) spec.algorithms.pop_back();
+  } else {
+    spec.name = "advise";
+    spec.topologies = {{"nvswitch", "nvswitch"}};
+    spec.engines = {"replay"};
+    spec.starts = {StartMode::Barrier};
+  }
+  spec.name = "advise";
+  spec.algorithms.clear();
+  if (auto list = parser.get_optional("algorithms")) spec.algorithms = split_names(*list);
+  if (auto n = parser.get_optional("n")) {
+    const auto value = parse_unsigned(*n, "-n");
+    if (value < 2 || value > (1u << 20)) throw ConfigError(fmt::format("advise: -n {} is not in 2..{}", value, 1u << 20));
+    spec.n = {static_cast<Rank>(value)};
+  }
+  if (spec.n.empty()) throw ConfigError("advise: -n N is required (or a --spec with one n)");
+  if (auto s = parser.get_optional("size")) spec.sizes_bytes = {parse_size_bytes(*s, "--size")};
+  if (spec.sizes_bytes.empty()) throw ConfigError("advise: --size SIZE is required (or a --spec with one size)");
+  if (auto t = parser.get_optional("topology")) {
+    const bool is_file = t->find('/') != std::string::npos || t->ends_with(".yaml") || t->ends_with(".yml");
+    spec.topologies = {is_file ? TopologyChoice{std::filesystem::path(*t).stem().string(), std::filesystem::absolute(*t).string()}
+                               : TopologyChoice{*t, *t}};
+  }
+  if (auto m = parser.get_optional("model")) {
+    if (parser.get_optional("alpha") || parser.get_optional("bandwidth") || parser.get_optional("gamma")) {
+      throw ConfigError("advise: give either --model or --alpha/--bandwidth/--gamma, not both");
+    }
+    auto file = std::make_shared<ModelFile>(read_model_file(*m));
+    spec.link = file->link;
+    spec.link_model_file = std::filesystem::absolute(*m).string();
+    spec.link_model = std::move(file);
+  }
+  if (auto a = parser.get_optional("alpha")) spec.link.latency_s = parse_duration_s(*a, "--alpha");
+  if (auto b = parser.get_optional("bandwidth")) spec.link.bandwidth_Bps = parse_bandwidth_Bps(*b, "--bandwidth");
+  if (auto g = parser.get_optional("gamma")) spec.link.gamma_s_per_byte = parse_duration_s(*g, "--gamma");
+  if (parser.get_optional("alpha") || parser.get_optional("bandwidth") || parser.get_optional("gamma")) {
+    spec.link_model.reset();
+    spec.link_model_file.clear();
+  }
+  if (auto e = parser.get_optional("engine")) spec.engines = {*e};
+  if (auto s = parser.get_optional("start")) {
+    if (*s != "eager" && *s != "barrier") throw ConfigError(fmt::format("advise: --start '{}' is not one of eager, barrier", *s));
+    spec.starts = {*s == "eager" ? StartMode::Eager : StartMode::Barrier};
+  }
+  if (auto choice = arrival_from_flags(parser, spec.n.front())) {
+    spec.arrivals = {*choice};
+  } else if (spec.arrivals.empty()) {
+    ArrivalChoice none;
+    none.label = "fixed_delay";
+    none.delay_s = 0.0;
+    none.last_rank_straggler = true;
+    spec.arrivals = {none};
+  }
+  if (auto k = parser.get_optional("trials")) {
+    const auto value = parse_unsigned(*k, "--trials");
+    if (value < 1 || value > 100'000'000) throw ConfigError(fmt::format("advise: --trials {} is not in 1..100000000", value));
+    spec.trials = static_cast<std::uint32_t>(value);
+  } else if (!trials_from_spec) {
+    spec.trials = is_deterministic(spec.arrivals.front()) ? 1 : 200;
+  }
+  if (auto x = parser.get_optional("seed")) spec.seed = parse_unsigned(*x, "--seed");
+  spec.lines.clear();
+  spec.source = "advise";
+
+  const AdviseResult result = advise(std::move(request));
+  out << (parser.flag_set("json") ? advise_json(result) : advise_text(result));
+  return 0;
+}
+
+}  // namespace collsim

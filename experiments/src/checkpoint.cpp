@@ -1,0 +1,177 @@
+#include "collsim/experiments/checkpoint.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "collsim/models/error.hpp"
+#include "collsim/models/topology.hpp"
+
+namespace collsim {
+namespace {
+
+constexpr std::string_view kMagic = "collsim-checkpoint 1 ";
+
+class Tokens {
+ public:
+  explicit Tokens(std::string_view text) : text_(text) {}
+
+  std::string_view next() {
+    while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
+    const std::size_t begin = pos_;
+    while (pos_ < text_.size() && text_[pos_] != ' ') ++pos_;
+    if (begin == pos_) throw Error("checkpoint record ends early");
+    return text_.substr(begin, pos_ - begin);
+  }
+  template <typename T>
+  T number() {
+    const std::string_view token = next();
+    T value{};
+    const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+    if (ec != std::errc() || ptr != token.data() + token.size()) {
+      throw Error(fmt::format("checkpoint record has a bad number '{}'", token));
+    }
+    return value;
+  }
+  bool done() {
+    while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
+    return pos_ == text_.size();
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t pos_ = 0;
+};
+
+std::string file_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash) {
+  for (unsigned char c : bytes) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+std::string encode_unit(const UnitResult& u) {
+  std::string line = fmt::format("U {} {} {} {} {} {} {} {}", u.unit, u.point, u.trial_begin, u.trial_end,
+                                 u.time_no_delay_s, u.wall_s, u.generate_s, u.peak_rss_bytes);
+  for (const auto& t : u.trials) {
+    fmt::format_to(std::back_inserter(line), " {} {} {} {} {} {}", t.delay_s, t.time_s, t.time_after_last_arrival_s,
+                   t.straggler, t.straggler_moved ? 1 : 0, t.transfers);
+  }
+  return line;
+}
+
+UnitResult decode_unit(std::string_view line) {
+  Tokens tokens(line);
+  if (tokens.next() != "U") throw Error("checkpoint record does not start with 'U'");
+  UnitResult u;
+  u.unit = tokens.number<std::size_t>();
+  u.point = tokens.number<std::size_t>();
+  u.trial_begin = tokens.number<std::uint32_t>();
+  u.trial_end = tokens.number<std::uint32_t>();
+  if (u.trial_end < u.trial_begin) throw Error("checkpoint record has an empty trial range");
+  u.time_no_delay_s = tokens.number<double>();
+  u.wall_s = tokens.number<double>();
+  u.generate_s = tokens.number<double>();
+  u.peak_rss_bytes = tokens.number<double>();
+  u.trials.resize(u.trial_end - u.trial_begin);
+  for (auto& t : u.trials) {
+    t.delay_s = tokens.number<double>();
+    t.time_s = tokens.number<double>();
+    t.time_after_last_arrival_s = tokens.number<double>();
+    t.straggler = tokens.number<std::uint32_t>();
+    t.straggler_moved = tokens.number<int>() != 0;
+    t.transfers = tokens.number<std::uint64_t>();
+  }
+  if (!tokens.done()) throw Error("checkpoint record has trailing fields");
+  return u;
+}
+
+std::string study_fingerprint(const ExperimentSpec& spec) {
+  std::uint64_t hash = fnv1a64(resolved_yaml(spec));
+  const auto add_file = [&](const std::filesystem::path& path) {
+    hash = fnv1a64(path.string(), hash);
+    hash = fnv1a64(file_bytes(path), hash);
+  };
+  for (const auto& t : spec.topologies) {
+    const std::filesystem::path as_file(t.spec);
+    if (as_file.is_absolute()) {
+      add_file(as_file);
+    } else {
+      add_file(std::filesystem::path(default_configs_dir()) / "topologies" / (t.spec + ".yaml"));
+    }
+  }
+  if (!spec.link_model_file.empty()) add_file(spec.link_model_file);
+  return fmt::format("{:016x}", hash);
+}
+
+Checkpoint::Checkpoint(std::filesystem::path path, std::string fingerprint)
+    : path_(std::move(path)), fingerprint_(std::move(fingerprint)) {}
+
+Checkpoint::~Checkpoint() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+std::vector<UnitResult> Checkpoint::load() {
+  std::vector<UnitResult> units;
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) return units;
+  std::string line;
+  if (!std::getline(in, line) || line != std::string(kMagic) + fingerprint_) return units;
+  keep_existing_ = true;
+  while (std::getline(in, line)) {
+    const auto mark = line.rfind(" #");
+    if (mark == std::string::npos) continue;
+    const std::string_view body(line.data(), mark);
+    if (fmt::format("{:016x}", fnv1a64(body)) != std::string_view(line).substr(mark + 2)) continue;
+    try {
+      units.push_back(decode_unit(body));
+      units.back().resumed = true;
+    } catch (const Error&) {
+      continue;  // checksum collisions aside, only a torn last line can get here
+    }
+  }
+  return units;
+}
+
+void Checkpoint::append(const UnitResult& unit) {
+  if (file_ == nullptr) {
+    std::error_code ec;
+    if (path_.has_parent_path()) std::filesystem::create_directories(path_.parent_path(), ec);
+    file_ = std::fopen(path_.c_str(), keep_existing_ ? "ab" : "wb");
+    if (file_ == nullptr) throw Error(fmt::format("cannot write checkpoint '{}': {}", path_.string(), std::strerror(errno)));
+    // A torn last line (no newline) must not swallow the next record.
+    if (keep_existing_) std::fputc('\n', file_);
+    if (!keep_existing_) std::fprintf(file_, "%s%s\n", kMagic.data(), fingerprint_.c_str());
+  }
+  const std::string body = encode_unit(unit);
+  const std::string line = fmt::format("{} #{:016x}\n", body, fnv1a64(body));
+  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
+    throw Error(fmt::format("cannot write checkpoint '{}': {}", path_.string(), std::strerror(errno)));
+  }
+}
+
+void Checkpoint::remove() {
+  if (file_ != nullptr) {
+    std::fclose(file_);
+    file_ = nullptr;
+  }
+  std::error_code ec;
+  std::filesystem::remove(path_, ec);
+}
+
+}  // namespace collsim

@@ -1,0 +1,251 @@
+#include "collsim/experiments/output.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "collsim/models/atomic_file.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/models/units.hpp"
+
+namespace collsim {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr const char* kResultFiles[] = {"results.csv", "summary.csv", "timing.csv", "config.resolved.yaml"};
+
+// Shortest round-trip form; empty for undefined values.
+std::string num(double value) { return std::isfinite(value) ? fmt::format("{}", value) : std::string(); }
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+// The columns every file shares, describing the point.
+std::string point_columns(const SweepGrid& grid, const Point& p, bool with_arrival) {
+  const ExperimentSpec& spec = grid.spec();
+  std::string text = fmt::format("{},{},{},{},{},{}", spec.algorithms[p.algorithm], spec.n[p.n],
+                                 num(spec.sizes_bytes[p.size]), csv_field(spec.topologies[p.topology].label),
+                                 spec.engines[p.engine], start_mode_name(spec.starts[p.start]));
+  if (with_arrival) {
+    text += ',';
+    text += csv_field(spec.arrivals[p.arrival].label);
+  }
+  return text;
+}
+
+std::vector<double> times_of(const PointResult& p) {
+  std::vector<double> times;
+  times.reserve(p.trials.size());
+  for (const auto& t : p.trials) times.push_back(t.time_s);
+  return times;
+}
+
+std::string describe_scenario(const SweepGrid& grid, const Point& p, double mean_delay_s) {
+  const ExperimentSpec& spec = grid.spec();
+  std::string text = fmt::format("n={} {} {}", spec.n[p.n], format_size(spec.sizes_bytes[p.size]),
+                                 spec.topologies[p.topology].label);
+  if (spec.engines.size() > 1) text += " " + spec.engines[p.engine];
+  if (spec.starts.size() > 1) text += fmt::format(" {}", start_mode_name(spec.starts[p.start]));
+  if (spec.arrivals.size() > 1 && !spec.arrivals[p.arrival].last_rank_straggler) {
+    text += " " + spec.arrivals[p.arrival].label;
+  }
+  return text + (mean_delay_s > 0 ? fmt::format(" delay {}", format_duration(mean_delay_s)) : std::string(" no delay"));
+}
+
+}  // namespace
+
+double percentile(std::span<const double> values, double p) {
+  COLLSIM_ASSERT(!values.empty(), "percentile of no samples");
+  COLLSIM_ASSERT(p >= 0 && p <= 100, "percentile outside [0, 100]");
+  std::vector<double> sorted(values.begin(), values.end());
+  std::sort(sorted.begin(), sorted.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  return sorted[rank == 0 ? 0 : rank - 1];
+}
+
+SampleStats summarize(std::span<const double> values) {
+  COLLSIM_ASSERT(!values.empty(), "statistics of no samples");
+  SampleStats s;
+  s.count = values.size();
+  s.min = *std::min_element(values.begin(), values.end());
+  s.max = *std::max_element(values.begin(), values.end());
+  double excess = 0;
+  for (double v : values) excess += v - s.min;
+  s.mean = s.min + excess / static_cast<double>(values.size());
+  s.p50 = percentile(values, 50);
+  s.p99 = percentile(values, 99);
+  return s;
+}
+
+std::vector<std::vector<double>> speedups_vs_ring(const SweepGrid& grid, const StudyResult& result) {
+  std::vector<std::vector<double>> speedups(result.points.size());
+  for (std::size_t i = 0; i < result.points.size(); ++i) {
+    const PointResult& p = result.points[i];
+    if (!p.active) continue;
+    const PointResult& ring = result.points[grid.baseline(i)];
+    speedups[i].assign(p.trials.size(), kNaN);
+    for (std::size_t t = 0; t < p.trials.size() && t < ring.trials.size(); ++t) {
+      if (p.trials[t].time_s > 0) speedups[i][t] = ring.trials[t].time_s / p.trials[t].time_s;
+    }
+  }
+  return speedups;
+}
+
+std::string results_csv(const SweepGrid& grid, const StudyResult& result) {
+  const ExperimentSpec& spec = grid.spec();
+  const auto speedups = speedups_vs_ring(grid, result);
+  std::string out =
+      "algorithm,n,size_bytes,topology,engine,start,delay_s,trial,seed,time_s,time_after_last_arrival_s,"
+      "speedup_vs_ring,arrival,straggler,straggler_moved,algbw_GBps,busbw_GBps,hidden_delay_fraction,transfers\n";
+  for (std::size_t i = 0; i < result.points.size(); ++i) {
+    const PointResult& pr = result.points[i];
+    if (!pr.active) continue;
+    const Point p = grid.point(i);
+    const Rank n = spec.n[p.n];
+    const double size = spec.sizes_bytes[p.size];
+    const std::string prefix = point_columns(grid, p, false);
+    const std::string arrival = csv_field(spec.arrivals[p.arrival].label);
+    const std::uint64_t seed = arrival_seed(spec.seed, p.arrival, n);
+    for (std::size_t t = 0; t < pr.trials.size(); ++t) {
+      const TrialResult& r = pr.trials[t];
+      const double algbw = r.time_after_last_arrival_s > 0 ? size / r.time_after_last_arrival_s / 1e9 : kNaN;
+      const double busbw = algbw * 2.0 * (n - 1) / n;
+      const double hidden = r.delay_s > 0 ? (pr.time_no_delay_s + r.delay_s - r.time_s) / r.delay_s : kNaN;
+      fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", prefix, num(r.delay_s),
+                     t, seed, num(r.time_s), num(r.time_after_last_arrival_s), num(speedups[i][t]), arrival,
+                     r.straggler, r.straggler_moved ? 1 : 0, num(algbw), num(busbw), num(hidden), r.transfers);
+    }
+  }
+  return out;
+}
+
+std::string summary_csv(const SweepGrid& grid, const StudyResult& result) {
+  const auto speedups = speedups_vs_ring(grid, result);
+  std::vector<double> mean_time(result.points.size(), kNaN);
+  for (std::size_t i = 0; i < result.points.size(); ++i) {
+    if (result.points[i].active) mean_time[i] = summarize(times_of(result.points[i])).mean;
+  }
+  std::string out =
+      "point,algorithm,n,size_bytes,topology,engine,start,arrival,trials,mean_delay_s,mean_time_s,p50_time_s,"
+      "p99_time_s,min_time_s,max_time_s,mean_time_after_last_arrival_s,p99_time_after_last_arrival_s,"
+      "mean_speedup_vs_ring,speedup_of_mean_vs_ring,rank_by_mean\n";
+  for (std::size_t i = 0; i < result.points.size(); ++i) {
+    const PointResult& pr = result.points[i];
+    if (!pr.active) continue;
+    const Point p = grid.point(i);
+    std::vector<double> delays, after;
+    for (const auto& t : pr.trials) {
+      delays.push_back(t.delay_s);
+      after.push_back(t.time_after_last_arrival_s);
+    }
+    const SampleStats time = summarize(times_of(pr));
+    const SampleStats after_stats = summarize(after);
+    std::vector<double> finite_speedups;
+    for (double s : speedups[i]) {
+      if (std::isfinite(s)) finite_speedups.push_back(s);
+    }
+    const double mean_speedup = finite_speedups.empty() ? kNaN : summarize(finite_speedups).mean;
+    const double ring_mean = mean_time[grid.baseline(i)];
+    std::size_t rank = 1;
+    for (std::size_t a = 0; a < grid.num_algorithms(); ++a) {
+      const std::size_t other = grid.with_algorithm(i, a);
+      if (other != i && mean_time[other] < time.mean) ++rank;
+    }
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i,
+                   point_columns(grid, p, true), pr.trials.size(), num(summarize(delays).mean), num(time.mean),
+                   num(time.p50), num(time.p99), num(time.min), num(time.max), num(after_stats.mean),
+                   num(after_stats.p99), num(mean_speedup), num(time.mean > 0 ? ring_mean / time.mean : kNaN), rank);
+  }
+  return out;
+}
+
+std::string timing_csv(const SweepGrid& grid, const StudyResult& result) {
+  std::string out =
+      "point,algorithm,n,size_bytes,topology,engine,start,arrival,trials,wall_s,generate_s,transfers,"
+      "transfers_per_s,peak_rss_bytes,resumed\n";
+  for (std::size_t i = 0; i < result.points.size(); ++i) {
+    const PointResult& pr = result.points[i];
+    if (!pr.active) continue;
+    const double rate = pr.wall_s > 0 ? static_cast<double>(pr.transfers) / pr.wall_s : kNaN;
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{}\n", i, point_columns(grid, grid.point(i), true),
+                   pr.trials.size(), num(pr.wall_s), num(pr.generate_s), pr.transfers, num(rate),
+                   num(pr.peak_rss_bytes), pr.resumed ? 1 : 0);
+  }
+  return out;
+}
+
+void write_study_outputs(const std::filesystem::path& dir, const SweepGrid& grid, const StudyResult& result) {
+  COLLSIM_ASSERT(result.complete, "only the process holding every result writes files");
+  // Build everything first: an error in any file then leaves no new file behind.
+  const std::string contents[] = {results_csv(grid, result), summary_csv(grid, result), timing_csv(grid, result),
+                                  resolved_yaml(grid.spec())};
+  for (std::size_t i = 0; i < std::size(kResultFiles); ++i) {
+    write_file_atomically((dir / kResultFiles[i]).string(), contents[i]);
+  }
+}
+
+void remove_stale_temporaries(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    for (const char* file : kResultFiles) {
+      if (name.starts_with(std::string(file) + ".tmp.")) std::filesystem::remove(entry.path(), ec);
+    }
+  }
+}
+
+std::string text_summary(const SweepGrid& grid, const StudyResult& result, std::size_t max_scenarios) {
+  const ExperimentSpec& spec = grid.spec();
+  std::string out = fmt::format("Best algorithm per point ({} trial{} each, mean time; speedup = ring time / time):\n",
+                                spec.trials, spec.trials == 1 ? "" : "s");
+  std::size_t shown = 0;
+  for (std::size_t s = 0; s < grid.num_scenarios(); ++s) {
+    struct Entry {
+      std::size_t algorithm;
+      SampleStats time;
+    };
+    std::vector<Entry> entries;
+    double mean_delay = 0;
+    for (std::size_t a = 0; a < grid.num_algorithms(); ++a) {
+      const std::size_t index = s * grid.num_algorithms() + a;
+      const PointResult& pr = result.points[index];
+      if (!pr.active) continue;
+      entries.push_back({a, summarize(times_of(pr))});
+      std::vector<double> delays;
+      for (const auto& t : pr.trials) delays.push_back(t.delay_s);
+      mean_delay = summarize(delays).mean;
+    }
+    if (entries.empty()) continue;
+    if (shown == max_scenarios) {
+      out += fmt::format("  ... {} more, see summary.csv\n", grid.num_scenarios() - shown);
+      break;
+    }
+    ++shown;
+    std::stable_sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) { return x.time.mean < y.time.mean; });
+    const std::size_t first = s * grid.num_algorithms();
+    const double ring_mean = summarize(times_of(result.points[grid.baseline(first)])).mean;
+    const Entry& best = entries.front();
+    out += fmt::format("  {}: {} {} ({}{:.2f}x vs ring)", describe_scenario(grid, grid.point(first), mean_delay),
+                       spec.algorithms[best.algorithm], format_duration(best.time.mean),
+                       spec.trials > 1 ? fmt::format("p99 {}, ", format_duration(best.time.p99)) : std::string(),
+                       ring_mean / best.time.mean);
+    if (entries.size() > 1) {
+      const Entry& second = entries[1];
+      out += fmt::format("; next {} {:.2f}x", spec.algorithms[second.algorithm], ring_mean / second.time.mean);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace collsim

@@ -1,0 +1,152 @@
+// `collsim run SPEC [--out DIR] [--quiet] [--no-resume]`: run a study and write its result files.
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <ostream>
+
+#include "collsim/experiments/args.hpp"
+#include "collsim/experiments/commands.hpp"
+#include "collsim/experiments/mpi_split.hpp"
+#include "collsim/experiments/output.hpp"
+#include "collsim/experiments/progress.hpp"
+#include "collsim/experiments/runner.hpp"
+#include "collsim/experiments/spec.hpp"
+#include "collsim/experiments/sweep.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/models/units.hpp"
+
+extern "C" char** environ;
+
+namespace collsim {
+namespace {
+
+// Runs `python3 SCRIPT DIR` (Debian's /usr/bin/python3, which sees python3-matplotlib) and
+// returns its exit status; the script's output goes straight to ours.
+int run_plot_script(const std::string& script, const std::filesystem::path& dir, std::string& error) {
+  const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  std::string dir_text = dir.string();
+  std::vector<char*> argv{const_cast<char*>(python.c_str()), const_cast<char*>(script.c_str()), dir_text.data(), nullptr};
+  pid_t pid = 0;
+  if (const int rc = posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ); rc != 0) {
+    error = fmt::format("cannot start {}: {}", python, std::strerror(rc));
+    return -1;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      error = fmt::format("waiting for {} failed: {}", python, std::strerror(errno));
+      return -1;
+    }
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  error = "killed by a signal";
+  return -1;
+}
+
+}  // namespace
+
+int run_command(const Args& args, std::ostream& out) {
+  ArgParser parser("run",
+                   "Run an experiment study (a YAML spec, see configs/experiments/) and write results.csv, "
+                   "summary.csv, timing.csv and config.resolved.yaml. An interrupted run started again skips "
+                   "the finished work. Under mpirun the work is spread over the ranks; rank 0 writes the files.");
+  parser.positional("SPEC", "experiment spec file (YAML)")
+      .option("out", "-o", "DIR", "output directory (default: results/<spec name>)")
+      .flag("quiet", "no progress and no summary table")
+      .flag("no-resume", "ignore a checkpoint of an earlier interrupted run")
+      .flag("no-plot", "do not run the spec's plot scripts");
+  if (!parser.parse(args)) {
+    out << parser.help();
+    return 0;
+  }
+  if (parser.positionals().size() != 1) {
+    throw ConfigError(fmt::format("run: expected one SPEC file, got {}", parser.positionals().size()));
+  }
+  std::unique_ptr<WorkSplit> split = make_work_split();
+  const bool root = split->rank() == 0;
+  const bool quiet = parser.flag_set("quiet");
+
+  ExperimentSpec spec = load_spec(parser.positionals().front());
+  const SweepGrid grid(spec);
+  const std::filesystem::path dir = parser.get_optional("out").value_or("results/" + spec.name);
+
+  if (root) {
+    remove_stale_temporaries(dir);
+    if (parser.flag_set("no-resume")) {
+      std::error_code ec;
+      std::filesystem::remove(checkpoint_path(dir), ec);
+    }
+    if (!quiet) {
+      out << fmt::format("run {}: {} points x {} trial{} on {} process{}{} -> {}\n", spec.name,
+                         grid.num_active_points(), spec.trials, spec.trials == 1 ? "" : "s", split->size(),
+                         split->size() == 1 ? "" : "es",
+                         spec.ring_added_as_baseline ? " (ring added as the baseline)" : "", dir.string());
+      out.flush();
+    }
+  }
+  Progress progress(std::cerr, Progress::style_for_stderr(), "run " + spec.name);
+  RunnerOptions options;
+  options.checkpoint_dir = dir;
+  options.progress = root && !quiet ? &progress : nullptr;
+  options.split = split.get();
+
+  StudyResult result;
+  try {
+    result = run_study(grid, options);
+  } catch (const std::exception& e) {
+    if (split->size() > 1) {
+      // The other ranks may wait for this one forever: report here and end the whole job.
+      std::cerr << fmt::format("collsim: error (rank {}): {}\n", split->rank(), e.what());
+      std::cerr.flush();
+      split->abort(2);
+    }
+    throw;
+  }
+  if (!root) return 0;
+
+  write_study_outputs(dir, grid, result);
+  std::error_code ec;
+  std::filesystem::remove(checkpoint_path(dir), ec);
+
+  std::uint64_t transfers = 0;
+  double peak_rss = 0;
+  for (const auto& p : result.points) {
+    transfers += p.transfers;
+    peak_rss = std::max(peak_rss, p.peak_rss_bytes);
+  }
+  if (quiet) {
+    out << fmt::format("wrote {}\n", dir.string());
+  } else {
+    out << fmt::format("wrote {}/{{results.csv, summary.csv, timing.csv, config.resolved.yaml}}\n", dir.string());
+    out << text_summary(grid, result);
+    out << fmt::format("wall {}, {} transfers simulated, peak RSS {}", format_duration(result.wall_s), transfers,
+                       format_size(peak_rss));
+    if (result.units_resumed > 0) {
+      out << fmt::format(", {} of {} work units resumed from the checkpoint", result.units_resumed, result.units_total);
+    }
+    out << "\n";
+  }
+  if (parser.flag_set("no-plot")) return 0;
+  int status = 0;
+  for (const auto& script : spec.plots) {
+    out.flush();
+    std::string error;
+    const int rc = run_plot_script(script, dir, error);
+    if (rc != 0) {
+      // The results are complete and kept; only the figure is missing.
+      std::cerr << fmt::format("collsim: plot script {} failed ({}); the results in {} are complete\n", script,
+                               rc < 0 ? error : fmt::format("exit code {}", rc), dir.string());
+      status = 1;
+    } else if (!quiet) {
+      out << fmt::format("plotted with {}\n", script);
+    }
+  }
+  return status;
+}
+
+}  // namespace collsim

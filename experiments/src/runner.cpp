@@ -1,0 +1,304 @@
+#include "collsim/experiments/runner.hpp"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <list>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/experiments/checkpoint.hpp"
+#include "collsim/models/arrival.hpp"
+#include "collsim/models/topology.hpp"
+
+namespace collsim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+double peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
+}
+
+// Schedules by (algorithm, n, straggler rank), least recently used evicted past a byte budget.
+// A schedule is generated once per process and reused by every trial, size, topology, engine
+// and start mode: generation costs far more than a replay at large n.
+class ScheduleCache {
+ public:
+  ScheduleCache(const ExperimentSpec& spec, std::size_t budget_bytes) : spec_(spec), budget_(budget_bytes) {}
+
+  const Schedule& get(std::size_t algorithm, Rank n, Rank straggler, double& generate_s) {
+    const Key key{algorithm, n, straggler};
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->key == key) {
+        entries_.splice(entries_.begin(), entries_, it);
+        return *entries_.front().schedule;
+      }
+    }
+    const auto start = Clock::now();
+    AlgorithmOptions options;
+    options.n = n;
+    options.straggler = straggler;
+    options.pipeline_chunks = spec_.pipeline_chunks;
+    auto schedule = std::make_unique<Schedule>(generate_schedule(spec_.algorithms[algorithm], options));
+    generate_s += seconds_since(start);
+    const std::size_t bytes = schedule->memory_bytes();
+    entries_.push_front(Entry{key, std::move(schedule), bytes});
+    used_ += bytes;
+    // Keep the newest entry even when it alone exceeds the budget.
+    while (used_ > budget_ && entries_.size() > 1) {
+      used_ -= entries_.back().bytes;
+      entries_.pop_back();
+    }
+    return *entries_.front().schedule;
+  }
+
+ private:
+  struct Key {
+    std::size_t algorithm;
+    Rank n;
+    Rank straggler;
+    bool operator==(const Key&) const = default;
+  };
+  struct Entry {
+    Key key;
+    std::unique_ptr<const Schedule> schedule;
+    std::size_t bytes;
+  };
+  const ExperimentSpec& spec_;
+  std::size_t budget_;
+  std::size_t used_ = 0;
+  std::list<Entry> entries_;
+};
+
+// Runs work units in this process; owns the per-process caches.
+class Executor {
+ public:
+  Executor(const SweepGrid& grid, const RunnerOptions& options)
+      : grid_(grid), spec_(grid.spec()), schedules_(grid.spec(), options.schedule_cache_bytes) {
+    // Create every engine now, so an engine missing from this build fails before any work.
+    for (const auto& name : spec_.engines) {
+      engines_.push_back(options.engine_factory ? options.engine_factory(name) : make_engine(name));
+      if (!engines_.back()) throw ConfigError(fmt::format("engine '{}' is not available", name));
+    }
+  }
+
+  UnitResult run(const WorkUnit& unit) {
+    const Point p = grid_.point(unit.point);
+    const Rank n = spec_.n[p.n];
+    const AlgorithmInfo& info = find_algorithm(spec_.algorithms[p.algorithm]);
+    UnitResult out;
+    out.unit = unit.id;
+    out.point = unit.point;
+    out.trial_begin = unit.trial_begin;
+    out.trial_end = unit.trial_end;
+    out.time_no_delay_s = std::numeric_limits<double>::quiet_NaN();
+    const auto start = Clock::now();
+
+    RunConfig config;
+    config.size_bytes = spec_.sizes_bytes[p.size];
+    config.topology = topology(p);
+    config.start = spec_.starts[p.start];
+    Engine& engine = *engines_[p.engine];
+    ArrivalProcess process(arrival_for(spec_.arrivals[p.arrival], n), n, arrival_seed(spec_.seed, p.arrival, n));
+    // Straggler-oblivious schedules do not depend on the straggler: one cache entry for all.
+    const auto schedule_for = [&](const std::vector<std::uint32_t>& expected) -> const Schedule& {
+      const Rank straggler = info.straggler_aware && !expected.empty() ? expected.front() : n - 1;
+      return schedules_.get(p.algorithm, n, straggler, out.generate_s);
+    };
+
+    bool any_delay = false;
+    out.trials.reserve(unit.trial_end - unit.trial_begin);
+    for (std::uint32_t t = unit.trial_begin; t < unit.trial_end; ++t) {
+      Arrivals arrivals = process.at(t);
+      const Schedule& schedule = schedule_for(arrivals.expected_stragglers);
+      TrialResult trial;
+      trial.straggler_moved = arrivals.straggler_moved();
+      const auto latest = std::max_element(arrivals.arrival_s.begin(), arrivals.arrival_s.end());
+      const auto earliest = std::min_element(arrivals.arrival_s.begin(), arrivals.arrival_s.end());
+      trial.straggler = static_cast<std::uint32_t>(latest - arrivals.arrival_s.begin());
+      trial.delay_s = *latest - *earliest;
+      any_delay = any_delay || trial.delay_s > 0;
+      config.arrival_s = std::move(arrivals.arrival_s);
+      const RunResult r = engine.run(schedule, config);
+      trial.time_s = r.time_s;
+      trial.time_after_last_arrival_s = r.time_after_last_arrival_s;
+      trial.transfers = r.transfers;
+      out.trials.push_back(trial);
+    }
+    if (any_delay) {
+      // The no-delay time is shared by every arrival model of the same configuration: a delay
+      // sweep pays for it once per process, not once per delay.
+      const std::vector<std::uint32_t> expected = process.spec().expected_stragglers();
+      const Rank straggler = info.straggler_aware && !expected.empty() ? expected.front() : n - 1;
+      const auto key = std::make_tuple(p.algorithm, p.n, p.size, p.topology, p.engine, p.start, straggler);
+      if (auto it = no_delay_s_.find(key); it != no_delay_s_.end()) {
+        out.time_no_delay_s = it->second;
+      } else {
+        const Schedule& schedule = schedule_for(expected);
+        config.arrival_s.assign(n, 0.0);
+        out.time_no_delay_s = engine.run(schedule, config).time_s;
+        no_delay_s_.emplace(key, out.time_no_delay_s);
+      }
+    }
+    out.wall_s = seconds_since(start) - out.generate_s;
+    out.peak_rss_bytes = peak_rss_bytes();
+    return out;
+  }
+
+ private:
+  const Topology& topology(const Point& p) {
+    const Rank n = spec_.n[p.n];
+    const LinkModel link = link_at(spec_, spec_.sizes_bytes[p.size]);
+    const auto key = std::make_tuple(p.topology, n, link.latency_s, link.bandwidth_Bps, link.gamma_s_per_byte);
+    if (auto it = topologies_.find(key); it != topologies_.end()) return it->second;
+    if (topologies_.size() > 64) topologies_.clear();
+    return topologies_.emplace(key, resolve_topology(spec_.topologies[p.topology].spec, n, link)).first->second;
+  }
+
+  const SweepGrid& grid_;
+  const ExperimentSpec& spec_;
+  ScheduleCache schedules_;
+  std::vector<std::unique_ptr<Engine>> engines_;
+  std::map<std::tuple<std::size_t, Rank, double, double, double>, Topology> topologies_;
+  std::map<std::tuple<std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, Rank>, double>
+      no_delay_s_;
+};
+
+std::string encode_error(int rank, std::string_view what) { return fmt::format("E {}: {}", rank, what); }
+
+}  // namespace
+
+std::filesystem::path checkpoint_path(const std::filesystem::path& dir) { return dir / "checkpoint.journal"; }
+
+StudyResult run_study(const SweepGrid& grid, const RunnerOptions& options) {
+  const auto start = Clock::now();
+  std::unique_ptr<WorkSplit> local;
+  WorkSplit* split = options.split;
+  if (split == nullptr) {
+    local = make_single_process_split();
+    split = local.get();
+  }
+  const bool root = split->rank() == 0;
+  const std::vector<WorkUnit> units = make_units(grid);
+
+  StudyResult result;
+  result.units_total = units.size();
+  result.processes = split->size();
+  std::vector<std::optional<UnitResult>> done(units.size());
+  std::unique_ptr<Checkpoint> checkpoint;
+  // finished[i] == '1' when unit i is in the checkpoint; the root decides, everyone follows.
+  std::string finished(units.size(), '0');
+  if (root && !options.checkpoint_dir.empty()) {
+    checkpoint = std::make_unique<Checkpoint>(checkpoint_path(options.checkpoint_dir), study_fingerprint(grid.spec()));
+    for (UnitResult& u : checkpoint->load()) {
+      if (u.unit >= units.size() || units[u.unit].point != u.point || units[u.unit].trial_begin != u.trial_begin ||
+          units[u.unit].trial_end != u.trial_end) {
+        continue;
+      }
+      finished[u.unit] = '1';
+      done[u.unit] = std::move(u);
+    }
+  }
+  split->broadcast(finished);
+
+  std::vector<std::size_t> remaining;
+  double total_work = 0, done_work = 0;
+  std::size_t total_trials = 0, done_trials = 0;
+  for (const auto& u : units) {
+    total_work += u.work;
+    total_trials += u.trial_end - u.trial_begin;
+    if (finished[u.id] == '1') {
+      done_work += u.work;
+      done_trials += u.trial_end - u.trial_begin;
+      ++result.units_resumed;
+    } else {
+      remaining.push_back(u.id);
+    }
+  }
+  if (root && options.progress) options.progress->start(total_work, done_work, total_trials, done_trials);
+
+  std::size_t expected_remote = 0;
+  const auto accept = [&](UnitResult&& u) {
+    COLLSIM_ASSERT(u.unit < units.size() && !done[u.unit], "each unit is reported once");
+    if (checkpoint) checkpoint->append(u);
+    if (options.progress) options.progress->advance(units[u.unit].work, u.trials.size());
+    done[u.unit] = std::move(u);
+  };
+  const auto handle_message = [&](const std::string& message) {
+    if (message.starts_with("E ")) throw Error(fmt::format("rank {}", std::string_view(message).substr(2)));
+    accept(decode_unit(message));
+    --expected_remote;
+  };
+
+  Executor executor(grid, options);
+  std::size_t simulated = 0;
+  try {
+    for (std::size_t k = 0; k < remaining.size(); ++k) {
+      if (static_cast<int>(k % static_cast<std::size_t>(split->size())) != split->rank()) {
+        if (root) ++expected_remote;
+        continue;
+      }
+      UnitResult u = executor.run(units[remaining[k]]);
+      if (root) {
+        accept(std::move(u));
+        while (auto message = split->receive(false)) handle_message(*message);
+      } else {
+        split->send_to_root(encode_unit(u));
+      }
+      if (options.stop_after_units != 0 && ++simulated == options.stop_after_units) {
+        throw StudyInterrupted(fmt::format("stopped after {} units (test hook)", simulated));
+      }
+    }
+  } catch (const StudyInterrupted&) {
+    throw;
+  } catch (const std::exception& e) {
+    if (!root) {
+      split->send_to_root(encode_error(split->rank(), e.what()));
+      split->finish_sends();
+    }
+    throw;
+  }
+  if (!root) {
+    split->finish_sends();
+    result.wall_s = seconds_since(start);
+    return result;
+  }
+  while (expected_remote > 0) handle_message(*split->receive(true));
+  if (options.progress) options.progress->finish();
+
+  result.complete = true;
+  result.points.resize(grid.num_points());
+  for (auto& p : result.points) {
+    p.time_no_delay_s = std::numeric_limits<double>::quiet_NaN();
+    p.resumed = true;
+  }
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    COLLSIM_ASSERT(done[i].has_value(), "every unit has a result");
+    UnitResult& u = *done[i];
+    PointResult& p = result.points[u.point];
+    p.active = true;
+    p.trials.insert(p.trials.end(), u.trials.begin(), u.trials.end());
+    if (std::isnan(p.time_no_delay_s)) p.time_no_delay_s = u.time_no_delay_s;
+    p.wall_s += u.wall_s;
+    p.generate_s += u.generate_s;
+    p.peak_rss_bytes = std::max(p.peak_rss_bytes, u.peak_rss_bytes);
+    for (const auto& t : u.trials) p.transfers += t.transfers;
+    p.resumed = p.resumed && u.resumed;
+  }
+  for (auto& p : result.points) p.resumed = p.active && p.resumed;
+  result.wall_s = seconds_since(start);
+  return result;
+}
+
+}  // namespace collsim

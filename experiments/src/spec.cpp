@@ -1,0 +1,428 @@
+// Parsing of experiment specs (YAML) into ExperimentSpec; validation lives in spec_validate.cpp.
+#include "collsim/experiments/spec.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <span>
+#include <sstream>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/models/arrival_yaml.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/models/units.hpp"
+#include "collsim/models/model_file.hpp"
+
+namespace collsim {
+namespace {
+
+std::string_view type_name(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return "a scalar";
+    case YAML::NodeType::Null: return "nothing (null)";
+    case YAML::NodeType::Undefined: return "nothing";
+  }
+  return "an unknown node";
+}
+
+// Parse state: the source name for messages and the spec whose line table we fill.
+class SpecReader {
+ public:
+  SpecReader(std::string_view source, std::filesystem::path base_dir, ExperimentSpec& spec)
+      : source_(source), base_dir_(std::move(base_dir)), spec_(spec) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, std::string_view path, std::string_view problem) const {
+    const int line = node.Mark().line;
+    if (line < 0) throw ConfigError(fmt::format("{}: {}: {}", source_, path, problem));
+    throw ConfigError(fmt::format("{}: {} (line {}): {}", source_, path, line + 1, problem));
+  }
+
+  void remember(const YAML::Node& node, const std::string& path) {
+    if (node.Mark().line >= 0) spec_.lines[path] = node.Mark().line + 1;
+  }
+
+  const std::string& scalar(const YAML::Node& node, std::string_view path, std::string_view expected) const {
+    if (!node.IsScalar()) fail(node, path, fmt::format("expected {}, got {}", expected, type_name(node)));
+    return node.Scalar();
+  }
+
+  // A scalar, or a non-empty list of scalars (a sweep axis). Returns (node, path) per value.
+  std::vector<std::pair<YAML::Node, std::string>> axis(const YAML::Node& node, const std::string& path,
+                                                       std::string_view expected) {
+    std::vector<std::pair<YAML::Node, std::string>> values;
+    remember(node, path);
+    if (node.IsSequence()) {
+      if (node.size() == 0) fail(node, path, "empty list (a sweep axis needs at least one value)");
+      for (std::size_t i = 0; i < node.size(); ++i) {
+        const std::string item = fmt::format("{}[{}]", path, i);
+        remember(node[i], item);
+        scalar(node[i], item, expected);
+        values.emplace_back(node[i], item);
+      }
+    } else {
+      scalar(node, path, fmt::format("{} or a list of them", expected));
+      values.emplace_back(node, path);
+    }
+    return values;
+  }
+
+  // Runs `parse` on the scalar text and prefixes its ConfigError with our location.
+  template <typename Fn>
+  auto convert(const YAML::Node& node, std::string_view path, Fn&& parse) const {
+    try {
+      return parse(node.Scalar());
+    } catch (const ConfigError& e) {
+      fail(node, path, e.what());
+    }
+  }
+
+  std::uint64_t unsigned_integer(const YAML::Node& node, std::string_view path, std::string_view expected) const {
+    const std::string& text = scalar(node, path, expected);
+    std::uint64_t value = 0;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+      fail(node, path, fmt::format("'{}' is not {}", text, expected));
+    }
+    return value;
+  }
+
+  bool boolean(const YAML::Node& node, std::string_view path) const {
+    const std::string& text = scalar(node, path, "true or false");
+    if (text == "true") return true;
+    if (text == "false") return false;
+    fail(node, path, fmt::format("'{}' is not true or false", text));
+  }
+
+  // Resolves a file named in the spec: absolute as is, relative against the spec's directory.
+  std::string file_path(const std::string& text) const {
+    const std::filesystem::path p(text);
+    if (p.is_absolute() || base_dir_.empty()) return p.lexically_normal().string();
+    return (base_dir_ / p).lexically_normal().string();
+  }
+
+  void parse(const YAML::Node& root);
+
+ private:
+  void parse_algorithms(const YAML::Node& node);
+  void parse_n(const YAML::Node& node);
+  void parse_link(const YAML::Node& node);
+  void parse_arrivals(const YAML::Node* arrival, const YAML::Node* delays);
+
+  std::string source_;
+  std::filesystem::path base_dir_;
+  ExperimentSpec& spec_;
+};
+
+constexpr std::string_view kTopKeys[] = {"name",   "description", "algorithms",      "n",
+                                         "sizes",  "topology",    "link",            "delays",
+                                         "arrival", "start",      "engine",          "trials",
+                                         "seed",   "pipeline_chunks", "skip_unsupported", "plot",
+                                         "collsim_version"};
+
+std::string known_list(std::span<const std::string_view> keys) {
+  std::string text;
+  for (auto k : keys) text += fmt::format("{}{}", text.empty() ? "" : ", ", k);
+  return text;
+}
+
+// Map entries in file order; unknown or repeated keys are errors.
+std::vector<std::pair<std::string, YAML::Node>> entries_of(const SpecReader& reader, const YAML::Node& node,
+                                                           std::string_view path,
+                                                           std::span<const std::string_view> known) {
+  std::vector<std::pair<std::string, YAML::Node>> entries;
+  std::set<std::string> seen;
+  for (const auto& entry : node) {
+    const std::string& key = reader.scalar(entry.first, path.empty() ? "key" : path, "a key");
+    const std::string key_path = path.empty() ? key : fmt::format("{}.{}", path, key);
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      reader.fail(entry.first, key_path, fmt::format("unknown key '{}' (known keys: {})", key, known_list(known)));
+    }
+    if (!seen.insert(key).second) reader.fail(entry.first, key_path, fmt::format("key '{}' is given twice", key));
+    entries.emplace_back(key, entry.second);
+  }
+  return entries;
+}
+
+const YAML::Node* find_entry(const std::vector<std::pair<std::string, YAML::Node>>& entries, std::string_view key) {
+  for (const auto& [k, v] : entries) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+void SpecReader::parse(const YAML::Node& root) {
+  if (!root.IsMap()) fail(root, "spec", fmt::format("expected a map of keys (name, algorithms, n, ...), got {}", type_name(root)));
+  const auto entries = entries_of(*this, root, "", kTopKeys);
+  for (const auto& [key, node] : entries) remember(node, key);
+
+  const YAML::Node* name = find_entry(entries, "name");
+  if (!name) fail(root, "name", "missing key 'name' (the study's name, used for results/<name>/)");
+  spec_.name = scalar(*name, "name", "a name");
+  if (const YAML::Node* d = find_entry(entries, "description")) spec_.description = scalar(*d, "description", "text");
+
+  const YAML::Node* algorithms = find_entry(entries, "algorithms");
+  if (!algorithms) fail(root, "algorithms", "missing key 'algorithms' (a list of algorithm names, or 'all')");
+  parse_algorithms(*algorithms);
+  const YAML::Node* n = find_entry(entries, "n");
+  if (!n) fail(root, "n", "missing key 'n' (the number of ranks, or a list of them)");
+  parse_n(*n);
+
+  if (const YAML::Node* sizes = find_entry(entries, "sizes")) {
+    for (const auto& [node, path] : axis(*sizes, "sizes", "a size such as 1GiB")) {
+      spec_.sizes_bytes.push_back(convert(node, path, [&](const std::string& t) { return parse_size_bytes(t, "size"); }));
+    }
+  } else {
+    spec_.sizes_bytes = {1024.0 * 1024 * 1024};
+  }
+  if (const YAML::Node* topo = find_entry(entries, "topology")) {
+    for (const auto& [node, path] : axis(*topo, "topology", "a topology name or file")) {
+      const std::string& text = node.Scalar();
+      const bool is_file = text.find('/') != std::string::npos || text.ends_with(".yaml") || text.ends_with(".yml");
+      if (text.empty()) fail(node, path, "empty topology name");
+      spec_.topologies.push_back(is_file ? TopologyChoice{std::filesystem::path(text).stem().string(), file_path(text)}
+                                         : TopologyChoice{text, text});
+    }
+  } else {
+    spec_.topologies = {{"nvswitch", "nvswitch"}};
+  }
+  if (const YAML::Node* link = find_entry(entries, "link")) parse_link(*link);
+  parse_arrivals(find_entry(entries, "arrival"), find_entry(entries, "delays"));
+
+  if (const YAML::Node* start = find_entry(entries, "start")) {
+    for (const auto& [node, path] : axis(*start, "start", "eager or barrier")) {
+      if (node.Scalar() == "eager") {
+        spec_.starts.push_back(StartMode::Eager);
+      } else if (node.Scalar() == "barrier") {
+        spec_.starts.push_back(StartMode::Barrier);
+      } else {
+        fail(node, path, fmt::format("unknown start mode '{}' (known: barrier, eager)", node.Scalar()));
+      }
+    }
+  } else {
+    spec_.starts = {StartMode::Barrier};
+  }
+  if (const YAML::Node* engine = find_entry(entries, "engine")) {
+    for (const auto& [node, path] : axis(*engine, "engine", "an engine name")) spec_.engines.push_back(node.Scalar());
+  } else {
+    spec_.engines = {"replay"};
+  }
+  if (const YAML::Node* trials = find_entry(entries, "trials")) {
+    const auto value = unsigned_integer(*trials, "trials", "a positive integer");
+    if (value < 1 || value > 100'000'000) fail(*trials, "trials", fmt::format("{} is not in 1..100000000", value));
+    spec_.trials = static_cast<std::uint32_t>(value);
+  }
+  if (const YAML::Node* seed = find_entry(entries, "seed")) {
+    spec_.seed = unsigned_integer(*seed, "seed", "a non-negative 64-bit integer");
+  }
+  if (const YAML::Node* chunks = find_entry(entries, "pipeline_chunks")) {
+    const auto value = unsigned_integer(*chunks, "pipeline_chunks", "a non-negative integer");
+    if (value > 1'000'000) fail(*chunks, "pipeline_chunks", fmt::format("{} is too large", value));
+    spec_.pipeline_chunks = static_cast<std::uint32_t>(value);
+  }
+  if (const YAML::Node* skip = find_entry(entries, "skip_unsupported")) {
+    spec_.skip_unsupported = boolean(*skip, "skip_unsupported");
+  }
+  if (const YAML::Node* plot = find_entry(entries, "plot")) {
+    for (const auto& [node, path] : axis(*plot, "plot", "a plot script path")) spec_.plots.push_back(file_path(node.Scalar()));
+  }
+  if (const YAML::Node* version = find_entry(entries, "collsim_version")) scalar(*version, "collsim_version", "a version");
+}
+
+void SpecReader::parse_algorithms(const YAML::Node& node) {
+  if (node.IsScalar() && node.Scalar() == "all") {
+    remember(node, "algorithms");
+    for (const auto& info : all_algorithms()) spec_.algorithms.emplace_back(info.name);
+    return;
+  }
+  for (const auto& [value, path] : axis(node, "algorithms", "an algorithm name")) {
+    try {
+      find_algorithm(value.Scalar());
+    } catch (const ConfigError& e) {
+      fail(value, path, e.what());
+    }
+    spec_.algorithms.push_back(value.Scalar());
+  }
+}
+
+void SpecReader::parse_n(const YAML::Node& node) {
+  const auto add = [&](std::uint64_t value, const YAML::Node& where, const std::string& path) {
+    if (value < 2) fail(where, path, fmt::format("n = {} is not supported (n must be at least 2)", value));
+    if (value > (1u << 20)) fail(where, path, fmt::format("n = {} is too large (at most {})", value, 1u << 20));
+    spec_.n.push_back(static_cast<Rank>(value));
+  };
+  if (node.IsScalar() && node.Scalar().find("..") != std::string::npos) {
+    remember(node, "n");
+    const std::string& text = node.Scalar();
+    const auto dots = text.find("..");
+    std::uint64_t lo = 0, hi = 0;
+    const auto parse_part = [&](std::string_view part, std::uint64_t& out) {
+      const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), out);
+      if (part.empty() || ec != std::errc() || ptr != part.data() + part.size()) {
+        fail(node, "n", fmt::format("'{}' is not a range 'LO..HI' of integers", text));
+      }
+    };
+    parse_part(std::string_view(text).substr(0, dots), lo);
+    parse_part(std::string_view(text).substr(dots + 2), hi);
+    if (hi < lo) fail(node, "n", fmt::format("empty range '{}' (a sweep axis needs at least one value)", text));
+    if (hi - lo > 100'000) fail(node, "n", fmt::format("range '{}' is too long", text));
+    for (auto v = lo; v <= hi; ++v) add(v, node, "n");
+    return;
+  }
+  for (const auto& [value, path] : axis(node, "n", "an integer >= 2")) {
+    // Negative numbers get the range message rather than "not an integer".
+    if (value.Scalar().starts_with('-')) fail(value, path, fmt::format("n = {} is not supported (n must be at least 2)", value.Scalar()));
+    add(unsigned_integer(value, path, "an integer >= 2"), value, path);
+  }
+}
+
+void SpecReader::parse_link(const YAML::Node& node) {
+  if (!node.IsMap()) fail(node, "link", fmt::format("expected a map {{alpha, bandwidth, gamma}} or {{model: FILE}}, got {}", type_name(node)));
+  static constexpr std::string_view kLinkKeys[] = {"alpha", "bandwidth", "gamma", "model"};
+  const auto entries = entries_of(*this, node, "link", kLinkKeys);
+  for (const auto& [key, value] : entries) remember(value, "link." + key);
+  const YAML::Node* model = find_entry(entries, "model");
+  if (model && entries.size() > 1) {
+    fail(node, "link", "give either 'model: FILE' or alpha/bandwidth/gamma, not both (the model file sets them)");
+  }
+  if (model) {
+    spec_.link_model_file = file_path(scalar(*model, "link.model", "a file name"));
+    try {
+      auto file = std::make_shared<ModelFile>(read_model_file(spec_.link_model_file));
+      spec_.link = file->link;
+      spec_.link_model = std::move(file);
+    } catch (const ConfigError& e) {
+      fail(*model, "link.model", e.what());
+    }
+    return;
+  }
+  if (const YAML::Node* alpha = find_entry(entries, "alpha")) {
+    scalar(*alpha, "link.alpha", "a duration such as 3us");
+    spec_.link.latency_s = convert(*alpha, "link.alpha", [](const std::string& t) { return parse_duration_s(t, "alpha"); });
+  }
+  if (const YAML::Node* bw = find_entry(entries, "bandwidth")) {
+    scalar(*bw, "link.bandwidth", "a bandwidth such as 450GiBps");
+    spec_.link.bandwidth_Bps = convert(*bw, "link.bandwidth", [](const std::string& t) { return parse_bandwidth_Bps(t, "bandwidth"); });
+  }
+  if (const YAML::Node* gamma = find_entry(entries, "gamma")) {
+    scalar(*gamma, "link.gamma", "seconds per byte");
+    spec_.link.gamma_s_per_byte = convert(*gamma, "link.gamma", [](const std::string& t) { return parse_duration_s(t, "gamma"); });
+  }
+}
+
+void SpecReader::parse_arrivals(const YAML::Node* arrival, const YAML::Node* delays) {
+  std::vector<double> delay_values;
+  if (delays) {
+    for (const auto& [node, path] : axis(*delays, "delays", "a duration such as 5ms")) {
+      delay_values.push_back(convert(node, path, [](const std::string& t) { return parse_duration_s(t, "delay"); }));
+    }
+  }
+  if (!arrival) {
+    if (delay_values.empty()) delay_values = {0.0};
+    for (double d : delay_values) {
+      ArrivalChoice choice;
+      choice.label = "fixed_delay";
+      choice.delay_s = d;
+      choice.last_rank_straggler = true;
+      spec_.arrivals.push_back(std::move(choice));
+    }
+    return;
+  }
+  // Each arrival model: a map in the arrival_yaml.hpp format plus our optional `label`.
+  std::vector<std::pair<YAML::Node, std::string>> models;
+  if (arrival->IsSequence()) {
+    if (arrival->size() == 0) fail(*arrival, "arrival", "empty list (a sweep axis needs at least one value)");
+    for (std::size_t i = 0; i < arrival->size(); ++i) models.emplace_back((*arrival)[i], fmt::format("arrival[{}]", i));
+  } else {
+    models.emplace_back(*arrival, "arrival");
+  }
+  std::vector<ArrivalChoice> parsed;
+  for (auto& [node, path] : models) {
+    remember(node, path);
+    if (!node.IsMap()) fail(node, path, fmt::format("expected an arrival model map {{model: ..., ...}}, got {}", type_name(node)));
+    ArrivalChoice choice;
+    if (const YAML::Node label = node["label"]) {
+      choice.label = scalar(label, path + ".label", "a label");
+      node.remove("label");
+    }
+    try {
+      choice.model = parse_arrival_yaml(node, path, std::nullopt, base_dir_);
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("{}: {}", source_, e.what()));
+    }
+    if (choice.label.empty()) choice.label = choice.model.describe();
+    parsed.push_back(std::move(choice));
+  }
+  if (delay_values.empty()) {
+    spec_.arrivals = std::move(parsed);
+    return;
+  }
+  // `delays` crossed with the arrival models: the delays replace every straggler's delay.
+  for (std::size_t i = 0; i < parsed.size(); ++i) {
+    if (parsed[i].model.model != ArrivalModel::Stragglers) {
+      fail(models[i].first, models[i].second,
+           fmt::format("'delays' replaces straggler delays, but this arrival model is '{}' (use model: stragglers, or drop 'delays')",
+                       arrival_model_name(parsed[i].model.model)));
+    }
+    for (double d : delay_values) {
+      ArrivalChoice choice = parsed[i];
+      choice.delay_s = d;
+      for (auto& s : choice.model.stragglers) s.delay = DelayDistribution::constant(d, "delays");
+      spec_.arrivals.push_back(std::move(choice));
+    }
+  }
+}
+
+}  // namespace
+
+std::string ExperimentSpec::where(std::string_view key_path) const {
+  const auto it = lines.find(key_path);
+  if (it == lines.end()) return source.empty() ? std::string() : fmt::format("{}: {}: ", source, key_path);
+  return fmt::format("{}: {} (line {}): ", source, key_path, it->second);
+}
+
+ExperimentSpec parse_spec(std::string_view yaml_text, std::string_view source, const std::filesystem::path& base_dir) {
+  ExperimentSpec spec;
+  spec.source = std::string(source);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(fmt::format("{}: YAML syntax error at line {}, column {}: {}", source, e.mark.line + 1,
+                                  e.mark.column + 1, e.msg));
+  }
+  if (!root || root.IsNull()) throw ConfigError(fmt::format("{}: the spec is empty (expected name, algorithms, n, ...)", source));
+  SpecReader reader(source, base_dir, spec);
+  reader.parse(root);
+  return spec;
+}
+
+ExperimentSpec load_spec(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("cannot read experiment spec '{}'", file.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::filesystem::path dir = std::filesystem::absolute(file).parent_path();
+  ExperimentSpec spec = parse_spec(text.str(), file.string(), dir);
+  validate(spec);
+  return spec;
+}
+
+LinkModel link_at(const ExperimentSpec& spec, double size_bytes) {
+  return spec.link_model ? spec.link_model->link_for_size(size_bytes) : spec.link;
+}
+
+ArrivalSpec arrival_for(const ArrivalChoice& choice, Rank n) {
+  if (!choice.last_rank_straggler) return choice.model;
+  ArrivalSpec spec;
+  spec.model = ArrivalModel::Stragglers;
+  spec.stragglers.push_back({n - 1, DelayDistribution::constant(choice.delay_s.value_or(0.0), "delays")});
+  return spec;
+}
+
+}  // namespace collsim

@@ -1,0 +1,225 @@
+// validate() and resolved_yaml() of experiment specs.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/experiments/spec.hpp"
+#include "collsim/models/arrival_yaml.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/models/topology.hpp"
+
+#ifndef COLLSIM_VERSION
+#error "COLLSIM_VERSION must be defined by the build (the CMake project version)"
+#endif
+
+namespace collsim {
+namespace {
+
+std::string item(std::string_view key, std::size_t i, std::size_t count) {
+  return count == 1 ? std::string(key) : fmt::format("{}[{}]", key, i);
+}
+
+// Location of axis value i: its own line when it was a list item, else the key's line.
+std::string where_item(const ExperimentSpec& spec, std::string_view key, std::size_t i, std::size_t count) {
+  const std::string path = item(key, i, count);
+  if (spec.lines.find(path) != spec.lines.end()) return spec.where(path);
+  return spec.where(key);
+}
+
+template <typename T, typename Show>
+void reject_duplicates(const ExperimentSpec& spec, std::string_view key, const std::vector<T>& values, Show show) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (values[i] == values[j]) {
+        throw ConfigError(fmt::format("{}{} = {} is listed twice in the sweep axis '{}'",
+                                      where_item(spec, key, i, values.size()), item(key, i, values.size()),
+                                      show(values[i]), key));
+      }
+    }
+  }
+}
+
+void require_non_empty(const ExperimentSpec& spec, std::string_view key, std::size_t count) {
+  if (count == 0) {
+    throw ConfigError(fmt::format("{}'{}' is empty (a sweep axis needs at least one value)", spec.where(key), key));
+  }
+}
+
+std::string number(double value) { return fmt::format("{}", value); }
+
+}  // namespace
+
+std::string_view collsim_version() { return COLLSIM_VERSION; }
+
+void validate(ExperimentSpec& spec) {
+  if (spec.name.empty() || spec.name == "." || spec.name == ".." ||
+      !std::all_of(spec.name.begin(), spec.name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+      })) {
+    throw ConfigError(fmt::format("{}name = '{}' must be a non-empty word of letters, digits, '_', '-' or '.' "
+                                  "(it names the output directory)", spec.where("name"), spec.name));
+  }
+  require_non_empty(spec, "algorithms", spec.algorithms.size());
+  for (std::size_t i = 0; i < spec.algorithms.size(); ++i) {
+    try {
+      find_algorithm(spec.algorithms[i]);
+    } catch (const ConfigError& e) {
+      throw ConfigError(where_item(spec, "algorithms", i, spec.algorithms.size()) + e.what());
+    }
+  }
+  reject_duplicates(spec, "algorithms", spec.algorithms, [](const std::string& s) { return s; });
+  require_non_empty(spec, "n", spec.n.size());
+  for (std::size_t i = 0; i < spec.n.size(); ++i) {
+    if (spec.n[i] < 2) {
+      throw ConfigError(fmt::format("{}n = {} is not supported (n must be at least 2)",
+                                    where_item(spec, "n", i, spec.n.size()), spec.n[i]));
+    }
+  }
+  reject_duplicates(spec, "n", spec.n, [](Rank v) { return std::to_string(v); });
+  require_non_empty(spec, "sizes", spec.sizes_bytes.size());
+  for (std::size_t i = 0; i < spec.sizes_bytes.size(); ++i) {
+    const double s = spec.sizes_bytes[i];
+    if (!(std::isfinite(s) && s > 0)) {
+      throw ConfigError(fmt::format("{}size = {} bytes must be positive",
+                                    where_item(spec, "sizes", i, spec.sizes_bytes.size()), s));
+    }
+  }
+  reject_duplicates(spec, "sizes", spec.sizes_bytes, number);
+  require_non_empty(spec, "start", spec.starts.size());
+  reject_duplicates(spec, "start", spec.starts, [](StartMode m) { return std::string(start_mode_name(m)); });
+  require_non_empty(spec, "engine", spec.engines.size());
+  for (std::size_t i = 0; i < spec.engines.size(); ++i) {
+    if (std::find(std::begin(kEngineNames), std::end(kEngineNames), spec.engines[i]) == std::end(kEngineNames)) {
+      throw ConfigError(fmt::format("{}unknown engine '{}' (known: closed_form, replay, simgrid)",
+                                    where_item(spec, "engine", i, spec.engines.size()), spec.engines[i]));
+    }
+  }
+  reject_duplicates(spec, "engine", spec.engines, [](const std::string& s) { return s; });
+  if (spec.trials < 1) throw ConfigError(fmt::format("{}trials = {} must be at least 1", spec.where("trials"), spec.trials));
+  if (!(spec.link.latency_s >= 0 && std::isfinite(spec.link.latency_s) && spec.link.bandwidth_Bps > 0 &&
+        std::isfinite(spec.link.bandwidth_Bps) && spec.link.gamma_s_per_byte >= 0)) {
+    throw ConfigError(fmt::format("{}link = {{alpha {} s, bandwidth {} B/s, gamma {} s/B}} needs alpha >= 0, "
+                                  "bandwidth > 0, gamma >= 0", spec.where("link"), spec.link.latency_s,
+                                  spec.link.bandwidth_Bps, spec.link.gamma_s_per_byte));
+  }
+
+  require_non_empty(spec, "topology", spec.topologies.size());
+  std::vector<std::string> topo_specs;
+  for (const auto& t : spec.topologies) topo_specs.push_back(t.spec);
+  reject_duplicates(spec, "topology", topo_specs, [](const std::string& s) { return s; });
+  for (std::size_t i = 0; i < spec.topologies.size(); ++i) {
+    for (Rank n : spec.n) {
+      try {
+        resolve_topology(spec.topologies[i].spec, n, link_at(spec, spec.sizes_bytes.front()));
+      } catch (const ConfigError& e) {
+        throw ConfigError(fmt::format("{}topology '{}' with n = {}: {}",
+                                      where_item(spec, "topology", i, spec.topologies.size()),
+                                      spec.topologies[i].label, n, e.what()));
+      }
+    }
+  }
+
+  require_non_empty(spec, "arrival", spec.arrivals.size());
+  for (std::size_t i = 0; i < spec.arrivals.size(); ++i) {
+    for (Rank n : spec.n) {
+      try {
+        arrival_for(spec.arrivals[i], n).validate(n, "arrival");
+      } catch (const ConfigError& e) {
+        const std::string key = spec.arrivals[i].last_rank_straggler ? "delays" : "arrival";
+        throw ConfigError(fmt::format("{}arrival '{}' with n = {}: {}", spec.where(key), spec.arrivals[i].label, n, e.what()));
+      }
+    }
+  }
+
+  for (std::size_t i = 0; i < spec.plots.size(); ++i) {
+    if (!std::filesystem::is_regular_file(spec.plots[i])) {
+      throw ConfigError(fmt::format("{}plot script '{}' does not exist", where_item(spec, "plot", i, spec.plots.size()),
+                                    spec.plots[i]));
+    }
+  }
+  if (!spec.skip_unsupported) {
+    for (std::size_t i = 0; i < spec.algorithms.size(); ++i) {
+      const AlgorithmInfo& info = find_algorithm(spec.algorithms[i]);
+      for (std::size_t j = 0; j < spec.n.size(); ++j) {
+        if (const std::string why = info.unsupported_reason(spec.n[j]); !why.empty()) {
+          throw ConfigError(fmt::format("{}algorithm '{}' does not support n = {} ({}); remove it or set "
+                                        "'skip_unsupported: true'",
+                                        where_item(spec, "algorithms", i, spec.algorithms.size()), info.name,
+                                        spec.n[j], why));
+        }
+      }
+    }
+  }
+  if (std::find(spec.algorithms.begin(), spec.algorithms.end(), kBaselineAlgorithm) == spec.algorithms.end()) {
+    spec.algorithms.emplace_back(kBaselineAlgorithm);
+    spec.ring_added_as_baseline = true;
+  }
+}
+
+std::string resolved_yaml(const ExperimentSpec& spec) {
+  YAML::Emitter out;
+  out << YAML::Comment(
+             "Written by collsim: the study as it ran, every default filled in. `collsim run` on this file repeats it.")
+      << YAML::Newline;
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << spec.name;
+  if (!spec.description.empty()) out << YAML::Key << "description" << YAML::Value << spec.description;
+  out << YAML::Key << "collsim_version" << YAML::Value << std::string(collsim_version());
+  out << YAML::Key << "seed" << YAML::Value << std::to_string(spec.seed);
+  out << YAML::Key << "trials" << YAML::Value << spec.trials;
+  out << YAML::Key << "algorithms" << YAML::Value << YAML::Flow << spec.algorithms;
+  if (spec.ring_added_as_baseline) out << YAML::Comment("ring added: it is the baseline of speedup_vs_ring");
+  out << YAML::Key << "n" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (Rank n : spec.n) out << n;
+  out << YAML::EndSeq;
+  out << YAML::Key << "sizes" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (double s : spec.sizes_bytes) out << number(s);
+  out << YAML::EndSeq << YAML::Comment("bytes");
+  out << YAML::Key << "topology" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const auto& t : spec.topologies) out << t.spec;
+  out << YAML::EndSeq;
+  out << YAML::Key << "link" << YAML::Value << YAML::BeginMap;
+  if (spec.link_model) {
+    out << YAML::Key << "model" << YAML::Value << spec.link_model_file;
+    out << YAML::Comment(fmt::format("single fit: alpha {} s, bandwidth {} B/s, gamma {} s/B", number(spec.link.latency_s),
+                                     number(spec.link.bandwidth_Bps), number(spec.link.gamma_s_per_byte)));
+  } else {
+    out << YAML::Key << "alpha" << YAML::Value << number(spec.link.latency_s);
+    out << YAML::Key << "bandwidth" << YAML::Value << number(spec.link.bandwidth_Bps);
+    out << YAML::Key << "gamma" << YAML::Value << number(spec.link.gamma_s_per_byte);
+  }
+  out << YAML::EndMap;
+  const bool shorthand = std::all_of(spec.arrivals.begin(), spec.arrivals.end(),
+                                     [](const ArrivalChoice& a) { return a.last_rank_straggler; });
+  if (shorthand) {
+    out << YAML::Key << "delays" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& a : spec.arrivals) out << number(a.delay_s.value_or(0.0));
+    out << YAML::EndSeq << YAML::Comment("seconds; one straggler, rank n-1");
+  } else {
+    out << YAML::Key << "arrival" << YAML::Value << YAML::BeginSeq;
+    for (const auto& a : spec.arrivals) {
+      YAML::Node node = arrival_to_yaml(a.model);
+      YAML::Node labelled;
+      labelled["label"] = a.label;
+      for (const auto& entry : node) labelled[entry.first] = entry.second;
+      out << labelled;
+    }
+    out << YAML::EndSeq;
+  }
+  out << YAML::Key << "start" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (StartMode m : spec.starts) out << start_mode_name(m);
+  out << YAML::EndSeq;
+  out << YAML::Key << "engine" << YAML::Value << YAML::Flow << spec.engines;
+  out << YAML::Key << "pipeline_chunks" << YAML::Value << spec.pipeline_chunks;
+  out << YAML::Key << "skip_unsupported" << YAML::Value << (spec.skip_unsupported ? "true" : "false");
+  if (!spec.plots.empty()) out << YAML::Key << "plot" << YAML::Value << YAML::Flow << spec.plots;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace collsim

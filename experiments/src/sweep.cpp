@@ -1,0 +1,106 @@
+#include "collsim/experiments/sweep.hpp"
+
+#include <algorithm>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/models/random.hpp"
+
+namespace collsim {
+namespace {
+
+// Sub-stream tag of arrival seeds (derive_seed). Fixed forever: changing it changes every result.
+constexpr std::uint64_t kArrivalSeedStream = 0x617272697661ULL;  // "arriva"
+
+// Transfers of one AllReduce of n ranks, roughly (ring and StragglAR move about 2n^2 messages).
+double transfers_estimate(Rank n) { return 2.0 * static_cast<double>(n) * static_cast<double>(n); }
+
+}  // namespace
+
+SweepGrid::SweepGrid(const ExperimentSpec& spec) : spec_(&spec) {
+  algorithms_ = spec.algorithms.size();
+  arrivals_ = spec.arrivals.size();
+  sizes_ = spec.sizes_bytes.size();
+  starts_ = spec.starts.size();
+  engines_ = spec.engines.size();
+  topologies_ = spec.topologies.size();
+  ns_ = spec.n.size();
+  COLLSIM_ASSERT(algorithms_ > 0 && arrivals_ > 0 && sizes_ > 0 && starts_ > 0 && engines_ > 0 && topologies_ > 0 && ns_ > 0,
+                 "SweepGrid needs a validated spec (every axis non-empty)");
+  total_ = algorithms_ * arrivals_ * sizes_ * starts_ * engines_ * topologies_ * ns_;
+  const auto ring = std::find(spec.algorithms.begin(), spec.algorithms.end(), kBaselineAlgorithm);
+  COLLSIM_ASSERT(ring != spec.algorithms.end(), "validate() adds the ring baseline");
+  baseline_algorithm_ = static_cast<std::size_t>(ring - spec.algorithms.begin());
+  unsupported_.assign(algorithms_ * ns_, false);
+  for (std::size_t a = 0; a < algorithms_; ++a) {
+    const AlgorithmInfo& info = find_algorithm(spec.algorithms[a]);
+    for (std::size_t i = 0; i < ns_; ++i) unsupported_[a * ns_ + i] = !info.unsupported_reason(spec.n[i]).empty();
+  }
+}
+
+Point SweepGrid::point(std::size_t index) const {
+  COLLSIM_ASSERT(index < total_, "point index out of range");
+  Point p;
+  p.index = index;
+  p.algorithm = index % algorithms_;
+  index /= algorithms_;
+  p.arrival = index % arrivals_;
+  index /= arrivals_;
+  p.size = index % sizes_;
+  index /= sizes_;
+  p.start = index % starts_;
+  index /= starts_;
+  p.engine = index % engines_;
+  index /= engines_;
+  p.topology = index % topologies_;
+  index /= topologies_;
+  p.n = index;
+  return p;
+}
+
+std::size_t SweepGrid::with_algorithm(std::size_t index, std::size_t algorithm) const {
+  return index - index % algorithms_ + algorithm;
+}
+
+bool SweepGrid::skipped(std::size_t index) const {
+  const Point p = point(index);
+  return unsupported_[p.algorithm * ns_ + p.n];
+}
+
+std::size_t SweepGrid::num_active_points() const {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < total_; ++i) count += skipped(i) ? 0 : 1;
+  return count;
+}
+
+std::uint64_t arrival_seed(std::uint64_t spec_seed, std::size_t arrival_index, Rank n) {
+  return derive_seed(derive_seed(spec_seed, kArrivalSeedStream, arrival_index), kArrivalSeedStream, n);
+}
+
+std::uint32_t trials_per_unit(Rank n, std::uint32_t trials) {
+  const double per_unit = 4e6 / transfers_estimate(n);
+  const auto block = static_cast<std::uint32_t>(std::clamp(per_unit, 1.0, 1000.0));
+  return std::min(block, std::max<std::uint32_t>(trials, 1));
+}
+
+std::vector<WorkUnit> make_units(const SweepGrid& grid) {
+  std::vector<WorkUnit> units;
+  const ExperimentSpec& spec = grid.spec();
+  for (std::size_t i = 0; i < grid.num_points(); ++i) {
+    if (grid.skipped(i)) continue;
+    const Rank n = spec.n[grid.point(i).n];
+    const std::uint32_t block = trials_per_unit(n, spec.trials);
+    for (std::uint32_t b = 0; b < spec.trials; b += block) {
+      WorkUnit u;
+      u.id = units.size();
+      u.point = i;
+      u.trial_begin = b;
+      u.trial_end = std::min(spec.trials, b + block);
+      u.work = (u.trial_end - u.trial_begin) * transfers_estimate(n);
+      units.push_back(u);
+    }
+  }
+  return units;
+}
+
+}  // namespace collsim

@@ -1,0 +1,93 @@
+// Reader for the output tables of NVIDIA nccl-tests (all_reduce_perf, reduce_scatter_perf,
+// all_gather_perf, sendrecv_perf), the most common public record of real collective timings.
+//
+// Real logs are messy: `mpirun --tag-output` prefixes ("[1,0]<stdout>:"), `srun --label`
+// prefixes ("0: "), MPI warnings between table rows, size-0 rows when -b is below nranks*4,
+// "N/A" in the #wrong column when validation is off, older builds without the redop/root
+// columns. The reader tolerates exactly those and rejects anything that looks like a table row
+// but cannot be read, naming the file, the line and the text.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace collsim {
+
+/// The collectives whose nccl-tests tables collsim can explain with a schedule.
+enum class Collective : std::uint8_t { AllReduce, ReduceScatter, AllGather, SendRecv };
+
+/// "all_reduce", "reduce_scatter", "all_gather", "sendrecv".
+const char* collective_name(Collective collective);
+
+/// Parses a collective name: the names above, also with the nccl-tests "_perf" suffix.
+/// Throws ConfigError naming `what` and the text, listing the known names.
+Collective parse_collective(std::string_view name, std::string_view what = "collective");
+
+/// One data row of an nccl-tests table (size > 0; size-0 rows are counted, not kept).
+struct NcclLogRow {
+  double size_bytes = 0;        ///< the size column: the whole array S in bytes (nccl-tests' convention)
+  std::uint64_t count = 0;      ///< the count column (elements) as printed
+  std::string type;             ///< element type, e.g. "float"
+  std::string redop;            ///< "sum", "none", ...; empty when the table has no redop column
+  double time_oop_s = 0;        ///< out-of-place time, seconds (> 0)
+  double algbw_oop_GBps = 0;    ///< out-of-place algorithm bandwidth S/t, 1e9 B/s
+  double busbw_oop_GBps = 0;    ///< out-of-place bus bandwidth, 1e9 B/s
+  std::optional<double> wrong_oop;  ///< #wrong (or "error" of old builds); nullopt for N/A
+  double time_ip_s = 0;         ///< in-place time, seconds (> 0)
+  double algbw_ip_GBps = 0;
+  double busbw_ip_GBps = 0;
+  std::optional<double> wrong_ip;
+  std::size_t line = 0;         ///< 1-based line number in the source
+};
+
+/// A parsed nccl-tests log.
+struct NcclLog {
+  std::string source;                 ///< file path or label given to the parser
+  Collective collective = Collective::AllReduce;
+  std::string collective_from;        ///< how the collective was found (for the report)
+  std::uint32_t nranks = 0;           ///< ranks taking part, >= 2 (sendrecv: >= 2 as well)
+  std::string nranks_from;            ///< how nranks was found (for the report)
+  std::vector<NcclLogRow> rows;       ///< data rows with size > 0, in file order (never empty)
+  std::size_t zero_size_rows = 0;     ///< rows of size 0, skipped
+  std::size_t skipped_lines = 0;      ///< non-table lines (warnings, banners) ignored
+  std::vector<std::string> warnings;  ///< tolerated oddities worth printing (nonzero #wrong, ...)
+};
+
+/// Overrides for what a log's header does not say (or says wrongly).
+struct NcclLogOptions {
+  std::optional<Collective> collective; ///< skip detection from the header and file name
+  std::optional<std::uint32_t> nranks;  ///< skip detection; must be >= 2
+};
+
+/// Parses the text of an nccl-tests log. `source` names it in messages (a path or a label).
+///
+/// The collective comes from "# Collective test starting: X_perf", else from the one `X_perf`
+/// name in the comment lines, else from the file name (allreduce, reducescatter, ...).
+/// nranks comes from an "nranks" header field, else from the "#  Rank N ..." device lines, else
+/// from nThread*nGpus when >= 2, else from the busbw/algbw ratio; it is then checked against
+/// that ratio (2(n-1)/n for all_reduce, (n-1)/n for reduce_scatter and all_gather).
+///
+/// A line "looks like a data row" when its first token (after a launcher prefix) is an unsigned
+/// integer and it has no second token or the second is an unsigned integer too; such a line must
+/// have the table's columns (size count type [redop [root]] then time algbw busbw #wrong twice)
+/// with numbers where numbers belong, positive times and algbw consistent with size/time.
+///
+/// Throws ConfigError naming `source` (and the 1-based line and its text for row errors) when:
+/// the text is empty, no data row with size > 0 is found, a row is malformed, the collective is
+/// unsupported, ambiguous or unknown, nranks cannot be determined or contradicts busbw/algbw.
+NcclLog parse_nccl_log(std::string_view text, std::string_view source,
+                       const NcclLogOptions& options = {});
+
+/// Reads and parses a log file. Throws ConfigError when the file cannot be read, and as
+/// parse_nccl_log otherwise (`source` is the path).
+NcclLog read_nccl_log(const std::filesystem::path& path, const NcclLogOptions& options = {});
+
+/// Reads a whole log or CSV file. Throws ConfigError naming the path when it cannot be read.
+std::string read_log_text(const std::filesystem::path& path);
+
+}  // namespace collsim

@@ -1,0 +1,226 @@
+#include "collsim/models/arrival.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include "collsim/models/error.hpp"
+#include "collsim/models/units.hpp"
+
+namespace collsim {
+namespace {
+
+// Sub-stream tags for derive_seed. Fixed forever: changing one changes every result.
+constexpr std::uint64_t kDelayStream = 1;
+constexpr std::uint64_t kJitterStream = 2;
+constexpr std::uint64_t kMarkovStream = 3;
+constexpr std::uint64_t kAnchoredStream = 4;
+
+// One persistence step, slot by slot: a slot keeps its rank with probability p, otherwise it
+// takes a uniformly random rank that no slot holds right now (so never its own, and stragglers
+// stay distinct). One draw per slot plus the draws of uniform_index for each move.
+void step_identities(std::vector<std::uint32_t>& ranks, std::uint32_t n, double p, Rng& rng) {
+  const auto k = static_cast<std::uint32_t>(ranks.size());
+  for (std::size_t j = 0; j < ranks.size(); ++j) {
+    if (uniform01(rng) < p) continue;
+    std::vector<std::uint32_t> taken = ranks;
+    std::sort(taken.begin(), taken.end());
+    // The idx-th free rank: walk up past every taken rank at or below the candidate.
+    auto candidate = static_cast<std::uint32_t>(uniform_index(rng, n - k));
+    for (std::uint32_t t : taken) {
+      if (t <= candidate) ++candidate;
+    }
+    ranks[j] = candidate;
+  }
+}
+
+}  // namespace
+
+std::string_view arrival_model_name(ArrivalModel model) {
+  switch (model) {
+    case ArrivalModel::None: return "none";
+    case ArrivalModel::Explicit: return "explicit";
+    case ArrivalModel::Stragglers: return "stragglers";
+  }
+  return "unknown";
+}
+
+std::string_view persistence_mode_name(PersistenceMode mode) {
+  switch (mode) {
+    case PersistenceMode::Markov: return "markov";
+    case PersistenceMode::Anchored: return "anchored";
+  }
+  return "unknown";
+}
+
+void ArrivalSpec::validate(std::string_view what) const {
+  if (!(persistence >= 0.0 && persistence <= 1.0)) {
+    throw ConfigError(fmt::format("{}.persistence = {} must be a probability in [0, 1]", what, persistence));
+  }
+  if (model != ArrivalModel::Stragglers && persistence != 1.0) {
+    throw ConfigError(fmt::format("{}.persistence = {} needs model 'stragglers' (model is '{}')", what,
+                                  persistence, arrival_model_name(model)));
+  }
+  if (model != ArrivalModel::Explicit && !arrival_s.empty()) {
+    throw ConfigError(fmt::format("{}.arrival (a list of {} times) needs model 'explicit' (model is '{}')",
+                                  what, arrival_s.size(), arrival_model_name(model)));
+  }
+  if (model != ArrivalModel::Stragglers && !stragglers.empty()) {
+    throw ConfigError(fmt::format("{}.stragglers ({} given) needs model 'stragglers' (model is '{}')", what,
+                                  stragglers.size(), arrival_model_name(model)));
+  }
+  if (model == ArrivalModel::Explicit) {
+    if (arrival_s.empty()) throw ConfigError(fmt::format("{}.arrival: the explicit list is empty", what));
+    for (std::size_t r = 0; r < arrival_s.size(); ++r) {
+      if (!(std::isfinite(arrival_s[r]) && arrival_s[r] >= 0.0)) {
+        throw ConfigError(fmt::format("{}.arrival[{}] = {} s must be finite and >= 0", what, r, arrival_s[r]));
+      }
+    }
+  }
+  if (model == ArrivalModel::Stragglers) {
+    if (stragglers.empty()) {
+      throw ConfigError(fmt::format("{}.stragglers: model 'stragglers' needs at least one straggler", what));
+    }
+    std::set<std::uint32_t> seen;
+    for (std::size_t j = 0; j < stragglers.size(); ++j) {
+      if (!seen.insert(stragglers[j].rank).second) {
+        throw ConfigError(fmt::format("{}.stragglers[{}].rank = {} is listed twice", what, j, stragglers[j].rank));
+      }
+    }
+  }
+}
+
+void ArrivalSpec::validate(std::uint32_t n, std::string_view what) const {
+  validate(what);
+  if (n == 0) throw ConfigError(fmt::format("{}: the number of ranks must be at least 1", what));
+  if (model == ArrivalModel::Explicit && arrival_s.size() != n) {
+    throw ConfigError(fmt::format("{}.arrival has {} entries but there are n = {} ranks", what,
+                                  arrival_s.size(), n));
+  }
+  for (std::size_t j = 0; j < stragglers.size(); ++j) {
+    if (stragglers[j].rank >= n) {
+      throw ConfigError(fmt::format("{}.stragglers[{}].rank = {} is out of range for n = {} ranks (0..{})",
+                                    what, j, stragglers[j].rank, n, n - 1));
+    }
+  }
+  if (persistence < 1.0 && stragglers.size() >= n) {
+    throw ConfigError(fmt::format("{}.persistence = {} < 1 needs fewer stragglers ({}) than ranks (n = {})",
+                                  what, persistence, stragglers.size(), n));
+  }
+}
+
+std::vector<std::uint32_t> ArrivalSpec::expected_stragglers() const {
+  std::vector<std::uint32_t> ranks;
+  if (model == ArrivalModel::Stragglers) {
+    for (const auto& s : stragglers) ranks.push_back(s.rank);
+  } else if (model == ArrivalModel::Explicit && !arrival_s.empty()) {
+    const auto [lo, hi] = std::minmax_element(arrival_s.begin(), arrival_s.end());
+    if (*hi > *lo) ranks.push_back(static_cast<std::uint32_t>(hi - arrival_s.begin()));
+  }
+  return ranks;
+}
+
+std::string ArrivalSpec::describe() const {
+  std::string text;
+  switch (model) {
+    case ArrivalModel::None:
+      text = "none(";
+      break;
+    case ArrivalModel::Explicit: {
+      text = "explicit(";
+      for (std::size_t r = 0; r < arrival_s.size(); ++r) {
+        text += fmt::format("{}{}", r == 0 ? "" : ", ", format_duration(arrival_s[r]));
+      }
+      break;
+    }
+    case ArrivalModel::Stragglers: {
+      text = "stragglers(";
+      for (std::size_t j = 0; j < stragglers.size(); ++j) {
+        text += fmt::format("{}rank {}: {}", j == 0 ? "" : ", ", stragglers[j].rank, stragglers[j].delay.describe());
+      }
+      break;
+    }
+  }
+  if (jitter) text += fmt::format("; jitter {}", jitter->describe());
+  if (model == ArrivalModel::Stragglers) {
+    text += fmt::format("; persistence {:g} {}", persistence, persistence_mode_name(persistence_mode));
+  }
+  return text + ")";
+}
+
+double Arrivals::max_arrival_s() const {
+  return arrival_s.empty() ? 0.0 : *std::max_element(arrival_s.begin(), arrival_s.end());
+}
+
+ArrivalProcess::ArrivalProcess(ArrivalSpec spec, std::uint32_t n, std::uint64_t seed)
+    : spec_(std::move(spec)),
+      n_(n),
+      seed_(seed),
+      configured_(spec_.expected_stragglers()),
+      chain_rng_(derive_seed(seed, kMarkovStream, 0)) {
+  spec_.validate(n);
+}
+
+std::vector<std::uint32_t> ArrivalProcess::identities(std::uint64_t iteration,
+                                                      std::vector<std::uint32_t>* expected) {
+  const std::size_t k = configured_.size();
+  if (spec_.model != ArrivalModel::Stragglers || spec_.persistence >= 1.0) {
+    if (expected) *expected = configured_;
+    return configured_;
+  }
+  if (spec_.persistence_mode == PersistenceMode::Anchored) {
+    Rng rng(derive_seed(seed_, kAnchoredStream, iteration));
+    std::vector<std::uint32_t> ranks = configured_;
+    step_identities(ranks, n_, spec_.persistence, rng);
+    if (expected) *expected = configured_;
+    return ranks;
+  }
+  // Markov: extend the cached chain up to `iteration`. Iteration i steps from i - 1, and
+  // iteration 0 from the configured ranks.
+  while (chain_.size() / k <= iteration) {
+    std::vector<std::uint32_t> ranks =
+        chain_.empty() ? configured_ : std::vector<std::uint32_t>(chain_.end() - static_cast<std::ptrdiff_t>(k), chain_.end());
+    step_identities(ranks, n_, spec_.persistence, chain_rng_);
+    chain_.insert(chain_.end(), ranks.begin(), ranks.end());
+  }
+  const auto at = [&](std::uint64_t i) {
+    const auto begin = chain_.begin() + static_cast<std::ptrdiff_t>(i * k);
+    return std::vector<std::uint32_t>(begin, begin + static_cast<std::ptrdiff_t>(k));
+  };
+  if (expected) *expected = iteration == 0 ? configured_ : at(iteration - 1);
+  return at(iteration);
+}
+
+std::vector<std::uint32_t> ArrivalProcess::stragglers_at(std::uint64_t iteration) {
+  return identities(iteration, nullptr);
+}
+
+Arrivals ArrivalProcess::at(std::uint64_t iteration) {
+  Arrivals result;
+  result.iteration = iteration;
+  result.arrival_s = spec_.model == ArrivalModel::Explicit ? spec_.arrival_s : std::vector<double>(n_, 0.0);
+  result.stragglers = identities(iteration, &result.expected_stragglers);
+  if (spec_.model == ArrivalModel::Stragglers) {
+    Rng rng(derive_seed(seed_, kDelayStream, iteration));
+    for (std::size_t j = 0; j < spec_.stragglers.size(); ++j) {
+      result.arrival_s[result.stragglers[j]] += spec_.stragglers[j].delay.sample(rng);
+    }
+  }
+  if (spec_.jitter) {
+    Rng rng(derive_seed(seed_, kJitterStream, iteration));
+    for (double& t : result.arrival_s) t += spec_.jitter->sample(rng);
+  }
+  const double earliest = *std::min_element(result.arrival_s.begin(), result.arrival_s.end());
+  for (double& t : result.arrival_s) t -= earliest;
+  return result;
+}
+
+Arrivals make_arrivals(const ArrivalSpec& spec, std::uint32_t n, std::uint64_t iteration, std::uint64_t seed) {
+  ArrivalProcess process(spec, n, seed);
+  return process.at(iteration);
+}
+
+}  // namespace collsim

@@ -1,0 +1,349 @@
+#include "collsim/models/arrival_yaml.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "collsim/models/error.hpp"
+#include "collsim/models/units.hpp"
+#include "distribution_params.hpp"
+
+namespace collsim {
+namespace {
+
+std::string label(std::string_view path, const YAML::Node& node) {
+  const int line = node.Mark().line;
+  if (line < 0) return std::string(path);
+  return fmt::format("{} (line {})", path, line + 1);
+}
+
+// Shortest text that reads back as the same double, so resolved files stay readable
+// ("0.005", not "0.0050000000000000001").
+std::string number_text(double value) { return fmt::format("{}", value); }
+
+std::string_view type_name(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return "a scalar";
+    case YAML::NodeType::Null: return "nothing (null)";
+    case YAML::NodeType::Undefined: return "nothing";
+  }
+  return "an unknown node";
+}
+
+void expect_type(const YAML::Node& node, YAML::NodeType::value type, std::string_view path,
+                 std::string_view expected) {
+  if (node.Type() != type) {
+    throw ConfigError(fmt::format("{}: expected {}, got {}", label(path, node), expected, type_name(node)));
+  }
+}
+
+const std::string& scalar(const YAML::Node& node, std::string_view path) {
+  expect_type(node, YAML::NodeType::Scalar, path, "a scalar");
+  return node.Scalar();
+}
+
+// The entries of a map in file order, with unknown keys rejected.
+std::vector<std::pair<std::string, YAML::Node>> map_entries(const YAML::Node& node, std::string_view path,
+                                                            const std::vector<std::string_view>& known) {
+  expect_type(node, YAML::NodeType::Map, path, "a map");
+  std::vector<std::pair<std::string, YAML::Node>> entries;
+  std::set<std::string> seen;
+  for (const auto& entry : node) {
+    const std::string key = scalar(entry.first, fmt::format("{} key", path));
+    const std::string key_path = fmt::format("{}.{}", path, key);
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      std::string names;
+      for (auto k : known) names += fmt::format("{}{}", names.empty() ? "" : ", ", k);
+      throw ConfigError(fmt::format("{}: unknown key '{}' (known keys: {})", label(key_path, entry.first), key, names));
+    }
+    if (!seen.insert(key).second) {
+      throw ConfigError(fmt::format("{}: key '{}' is given twice", label(key_path, entry.first), key));
+    }
+    entries.emplace_back(key, entry.second);
+  }
+  return entries;
+}
+
+const YAML::Node* find(const std::vector<std::pair<std::string, YAML::Node>>& entries, std::string_view key) {
+  for (const auto& [k, v] : entries) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+DelayDistribution parse_delay(const YAML::Node& node, std::string_view path, const std::filesystem::path& base_dir) {
+  if (node.IsScalar()) {
+    return DelayDistribution::constant(parse_duration_s(node.Scalar(), label(path, node)), label(path, node));
+  }
+  if (!node.IsMap()) {
+    throw ConfigError(fmt::format("{}: expected a duration or a distribution map, got {}", label(path, node),
+                                  type_name(node)));
+  }
+  return parse_distribution_yaml(node, path, base_dir);
+}
+
+std::uint32_t parse_rank(const YAML::Node& node, std::string_view path, std::optional<std::uint32_t> n) {
+  const std::string where = label(path, node);
+  const std::uint32_t rank = detail::parse_rank_text(scalar(node, path), where);
+  if (n && rank >= *n) {
+    throw ConfigError(fmt::format("{}: rank {} is out of range for n = {} ranks (0..{})", where, rank, *n, *n - 1));
+  }
+  return rank;
+}
+
+std::vector<StragglerSpec> parse_stragglers_list(const YAML::Node& node, std::string_view path,
+                                                 std::optional<std::uint32_t> n,
+                                                 const std::filesystem::path& base_dir) {
+  expect_type(node, YAML::NodeType::Sequence, path, "a list of {rank, delay} maps");
+  std::vector<StragglerSpec> stragglers;
+  for (std::size_t j = 0; j < node.size(); ++j) {
+    const std::string item_path = fmt::format("{}[{}]", path, j);
+    const auto entries = map_entries(node[j], item_path, {"rank", "delay"});
+    const YAML::Node* rank = find(entries, "rank");
+    const YAML::Node* delay = find(entries, "delay");
+    if (!rank || !delay) {
+      throw ConfigError(fmt::format("{}: a straggler needs both 'rank' and 'delay'", label(item_path, node[j])));
+    }
+    stragglers.push_back({parse_rank(*rank, item_path + ".rank", n), parse_delay(*delay, item_path + ".delay", base_dir)});
+  }
+  return stragglers;
+}
+
+void check_distinct(const std::vector<StragglerSpec>& stragglers, const std::vector<std::string>& where) {
+  std::map<std::uint32_t, std::size_t> first;
+  for (std::size_t j = 0; j < stragglers.size(); ++j) {
+    const auto [it, fresh] = first.emplace(stragglers[j].rank, j);
+    if (!fresh) {
+      throw ConfigError(fmt::format("{}: rank {} is already a straggler (entry {})", where[j], stragglers[j].rank,
+                                    it->second));
+    }
+  }
+}
+
+}  // namespace
+
+DelayDistribution parse_distribution_yaml(const YAML::Node& node, std::string_view path,
+                                          const std::filesystem::path& base_dir) {
+  if (node.IsScalar()) return parse_delay(node, path, base_dir);
+  expect_type(node, YAML::NodeType::Map, path, "a distribution map {distribution: ..., ...}");
+  detail::DistributionText text;
+  text.label = label(path, node);
+  text.base_dir = base_dir;
+  bool has_kind = false;
+  std::set<std::string> seen;
+  for (const auto& entry : node) {
+    const std::string key = scalar(entry.first, fmt::format("{} key", path));
+    const std::string key_path = fmt::format("{}.{}", path, key);
+    if (!seen.insert(key).second) {
+      throw ConfigError(fmt::format("{}: key '{}' is given twice", label(key_path, entry.first), key));
+    }
+    if (key == "distribution") {
+      text.kind = scalar(entry.second, key_path);
+      has_kind = true;
+    } else if (key == "samples") {
+      expect_type(entry.second, YAML::NodeType::Sequence, key_path, "a list of durations");
+      std::vector<double> samples;
+      for (std::size_t i = 0; i < entry.second.size(); ++i) {
+        const std::string item = fmt::format("{}[{}]", key_path, i);
+        samples.push_back(parse_duration_s(scalar(entry.second[i], item), label(item, entry.second[i])));
+      }
+      text.inline_samples_s = std::move(samples);
+      text.inline_samples_label = label(key_path, entry.second);
+    } else {
+      text.params.push_back({key, scalar(entry.second, key_path), label(key_path, entry.second)});
+    }
+  }
+  if (!has_kind) {
+    throw ConfigError(fmt::format(
+        "{}: missing key 'distribution' (constant, uniform, truncated_normal, exponential, lognormal, pareto, "
+        "empirical)",
+        text.label));
+  }
+  return detail::build_distribution(text);
+}
+
+ArrivalSpec parse_arrival_yaml(const YAML::Node& node, std::string_view path, std::optional<std::uint32_t> n,
+                               const std::filesystem::path& base_dir) {
+  expect_type(node, YAML::NodeType::Map, path, "a map {model: ..., ...}");
+  const YAML::Node model_node = node["model"];
+  if (!model_node) {
+    throw ConfigError(fmt::format("{}: missing key 'model' (none, explicit, stragglers, distribution)",
+                                  label(path, node)));
+  }
+  const std::string model_path = fmt::format("{}.model", path);
+  const std::string& model = scalar(model_node, model_path);
+
+  ArrivalSpec spec;
+  std::vector<std::string_view> known{"model", "jitter"};
+  if (model == "none") {
+    spec.model = ArrivalModel::None;
+  } else if (model == "explicit") {
+    spec.model = ArrivalModel::Explicit;
+    known.push_back("arrival");
+  } else if (model == "stragglers" || model == "distribution") {
+    spec.model = ArrivalModel::Stragglers;
+    known.insert(known.end(), {"stragglers", "rank", "ranks", "delay", "persistence", "persistence_mode"});
+  } else {
+    throw ConfigError(fmt::format("{}: unknown arrival model '{}' (known: none, explicit, stragglers, distribution)",
+                                  label(model_path, model_node), model));
+  }
+  const auto entries = map_entries(node, path, known);
+  const auto key_path = [&](std::string_view key) { return fmt::format("{}.{}", path, key); };
+
+  if (const YAML::Node* jitter = find(entries, "jitter")) {
+    spec.jitter = parse_delay(*jitter, key_path("jitter"), base_dir);
+  }
+  if (spec.model == ArrivalModel::Explicit) {
+    const YAML::Node* list = find(entries, "arrival");
+    if (!list) throw ConfigError(fmt::format("{}: model 'explicit' needs 'arrival: [t0, t1, ...]'", label(path, node)));
+    expect_type(*list, YAML::NodeType::Sequence, key_path("arrival"), "a list of durations");
+    for (std::size_t r = 0; r < list->size(); ++r) {
+      const std::string item = fmt::format("{}[{}]", key_path("arrival"), r);
+      spec.arrival_s.push_back(parse_duration_s(scalar((*list)[r], item), label(item, (*list)[r])));
+    }
+    if (n && spec.arrival_s.size() != *n) {
+      throw ConfigError(fmt::format("{}: {} arrival times given but there are n = {} ranks",
+                                    label(key_path("arrival"), *list), spec.arrival_s.size(), *n));
+    }
+  }
+  if (spec.model == ArrivalModel::Stragglers) {
+    const YAML::Node* list = find(entries, "stragglers");
+    const YAML::Node* rank = find(entries, "rank");
+    const YAML::Node* ranks = find(entries, "ranks");
+    const YAML::Node* delay = find(entries, "delay");
+    std::vector<std::string> where;
+    if (list) {
+      if (rank || ranks || delay) {
+        throw ConfigError(fmt::format("{}: give either 'stragglers: [...]' or 'rank'/'ranks' with 'delay', not both",
+                                      label(path, node)));
+      }
+      spec.stragglers = parse_stragglers_list(*list, key_path("stragglers"), n, base_dir);
+      for (std::size_t j = 0; j < spec.stragglers.size(); ++j) {
+        where.push_back(label(fmt::format("{}[{}].rank", key_path("stragglers"), j), (*list)[j]["rank"]));
+      }
+    } else {
+      if ((rank != nullptr) == (ranks != nullptr) || !delay) {
+        throw ConfigError(fmt::format(
+            "{}: model '{}' needs 'stragglers: [{{rank, delay}}, ...]', or 'rank' (or 'ranks') with 'delay'",
+            label(path, node), model));
+      }
+      const DelayDistribution shared = parse_delay(*delay, key_path("delay"), base_dir);
+      if (rank) {
+        spec.stragglers.push_back({parse_rank(*rank, key_path("rank"), n), shared});
+        where.push_back(label(key_path("rank"), *rank));
+      } else {
+        expect_type(*ranks, YAML::NodeType::Sequence, key_path("ranks"), "a list of ranks");
+        for (std::size_t j = 0; j < ranks->size(); ++j) {
+          const std::string item = fmt::format("{}[{}]", key_path("ranks"), j);
+          spec.stragglers.push_back({parse_rank((*ranks)[j], item, n), shared});
+          where.push_back(label(item, (*ranks)[j]));
+        }
+      }
+    }
+    if (spec.stragglers.empty()) {
+      throw ConfigError(fmt::format("{}: model '{}' needs at least one straggler", label(path, node), model));
+    }
+    check_distinct(spec.stragglers, where);
+    if (const YAML::Node* p = find(entries, "persistence")) {
+      spec.persistence = detail::parse_probability_text(scalar(*p, key_path("persistence")),
+                                                        label(key_path("persistence"), *p));
+    }
+    if (const YAML::Node* mode = find(entries, "persistence_mode")) {
+      const std::string& text = scalar(*mode, key_path("persistence_mode"));
+      if (text == "markov") {
+        spec.persistence_mode = PersistenceMode::Markov;
+      } else if (text == "anchored") {
+        spec.persistence_mode = PersistenceMode::Anchored;
+      } else {
+        throw ConfigError(fmt::format("{}: unknown persistence_mode '{}' (known: markov, anchored)",
+                                      label(key_path("persistence_mode"), *mode), text));
+      }
+    }
+  }
+  const std::string where = label(path, node);
+  if (n) {
+    spec.validate(*n, where);
+  } else {
+    spec.validate(where);
+  }
+  return spec;
+}
+
+YAML::Node distribution_to_yaml(const DelayDistribution& distribution) {
+  YAML::Node node;
+  node["distribution"] = std::string(distribution_kind_name(distribution.kind()));
+  const auto& p = distribution.parameters();
+  switch (distribution.kind()) {
+    case DistributionKind::Constant:
+      node["value"] = number_text(p.value_s);
+      break;
+    case DistributionKind::Uniform:
+      node["min"] = number_text(p.min_s);
+      node["max"] = number_text(p.max_s);
+      break;
+    case DistributionKind::TruncatedNormal:
+      node["mean"] = number_text(p.mean_s);
+      node["stddev"] = number_text(p.stddev_s);
+      node["lo"] = number_text(p.lo_s);
+      if (std::isinf(p.hi_s)) {
+        node["hi"] = "inf";
+      } else {
+        node["hi"] = number_text(p.hi_s);
+      }
+      break;
+    case DistributionKind::Exponential:
+      node["mean"] = number_text(p.mean_s);
+      node["shift"] = number_text(p.shift_s);
+      break;
+    case DistributionKind::Lognormal:
+      node["mu"] = number_text(p.mu);
+      node["sigma"] = number_text(p.sigma);
+      break;
+    case DistributionKind::Pareto:
+      node["scale"] = number_text(p.scale_s);
+      node["shape"] = number_text(p.shape);
+      break;
+    case DistributionKind::Empirical:
+      {
+        YAML::Node samples(YAML::NodeType::Sequence);
+        for (double x : distribution.samples_s()) samples.push_back(number_text(x));
+        node["samples"] = samples;
+      }
+      break;
+  }
+  return node;
+}
+
+YAML::Node arrival_to_yaml(const ArrivalSpec& spec) {
+  YAML::Node node;
+  node["model"] = std::string(arrival_model_name(spec.model));
+  if (spec.model == ArrivalModel::Explicit) {
+    YAML::Node list(YAML::NodeType::Sequence);
+    for (double t : spec.arrival_s) list.push_back(number_text(t));
+    node["arrival"] = list;
+  }
+  if (spec.model == ArrivalModel::Stragglers) {
+    YAML::Node list(YAML::NodeType::Sequence);
+    for (const auto& s : spec.stragglers) {
+      YAML::Node entry;
+      entry["rank"] = s.rank;
+      entry["delay"] = distribution_to_yaml(s.delay);
+      list.push_back(entry);
+    }
+    node["stragglers"] = list;
+    node["persistence"] = number_text(spec.persistence);
+    node["persistence_mode"] = std::string(persistence_mode_name(spec.persistence_mode));
+  }
+  if (spec.jitter) node["jitter"] = distribution_to_yaml(*spec.jitter);
+  return node;
+}
+
+}  // namespace collsim

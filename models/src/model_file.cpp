@@ -1,0 +1,357 @@
+#include "collsim/models/model_file.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cmath>
+#include <initializer_list>
+
+#include "collsim/models/atomic_file.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/models/nccl_log.hpp"
+#include "collsim/models/units.hpp"
+
+namespace collsim {
+namespace {
+
+constexpr std::string_view kFormat = "collsim-link-model";
+constexpr int kVersion = 1;
+
+// Double-quoted YAML string; file names may hold anything.
+std::string yaml_quoted(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// fmt's shortest representation round-trips exactly through from_chars.
+std::string num(double value) { return fmt::format("{}", value); }
+
+void check_link(const LinkModel& link, std::string_view where) {
+  if (!(std::isfinite(link.latency_s) && link.latency_s >= 0)) {
+    throw ConfigError(fmt::format("{}: latency_s = {} must be finite and >= 0", where, link.latency_s));
+  }
+  if (!(std::isfinite(link.bandwidth_Bps) && link.bandwidth_Bps > 0)) {
+    throw ConfigError(fmt::format("{}: bandwidth_Bps = {} must be finite and > 0", where, link.bandwidth_Bps));
+  }
+  if (!(std::isfinite(link.gamma_s_per_byte) && link.gamma_s_per_byte >= 0)) {
+    throw ConfigError(fmt::format("{}: gamma_s_per_byte = {} must be finite and >= 0", where, link.gamma_s_per_byte));
+  }
+}
+
+void check_regimes(const std::vector<FittedRegime>& regimes, std::string_view where) {
+  for (std::size_t k = 0; k < regimes.size(); ++k) {
+    const auto& r = regimes[k];
+    check_link(r.link, fmt::format("{}[{}]", where, k));
+    if (!(r.min_size_bytes >= 0 && r.min_size_bytes <= r.max_size_bytes && std::isfinite(r.max_size_bytes))) {
+      throw ConfigError(fmt::format("{}[{}]: size range {}..{} must satisfy 0 <= min_size_bytes <= max_size_bytes",
+                                    where, k, r.min_size_bytes, r.max_size_bytes));
+    }
+    if (k > 0 && !(regimes[k - 1].max_size_bytes < r.min_size_bytes)) {
+      throw ConfigError(fmt::format("{}[{}]: min_size_bytes {} must be above the previous regime's max_size_bytes {} "
+                                    "(regimes are ascending, non-overlapping size ranges)",
+                                    where, k, r.min_size_bytes, regimes[k - 1].max_size_bytes));
+    }
+  }
+}
+
+std::string link_fields(const LinkModel& link) {
+  return fmt::format("latency_s: {}, bandwidth_Bps: {}, gamma_s_per_byte: {}", num(link.latency_s),
+                     num(link.bandwidth_Bps), num(link.gamma_s_per_byte));
+}
+
+// Reads a yaml-cpp tree with every error naming source, line and key path.
+class Reader {
+ public:
+  explicit Reader(std::string_view source) : source_(source) {}
+
+  std::size_t line(const YAML::Node& node) const {
+    const int l = node.Mark().line;
+    return l >= 0 ? static_cast<std::size_t>(l) + 1 : 1;
+  }
+
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& message) const {
+    throw ConfigError(fmt::format("{}:{}: {}", source_, line(at), message));
+  }
+
+  void expect_map(const YAML::Node& node, std::string_view path) const {
+    if (!node.IsMap()) fail(node, fmt::format("'{}' must be a mapping", path));
+  }
+
+  void check_keys(const YAML::Node& node, std::string_view path, std::initializer_list<std::string_view> known) const {
+    expect_map(node, path);
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const std::string key = it->first.Scalar();
+      bool ok = false;
+      for (const auto k : known) ok = ok || k == key;
+      if (!ok) {
+        fail(it->first, fmt::format("unknown key '{}' in '{}' (known: {})", key, path.empty() ? "<top>" : path,
+                                    fmt::join(known, ", ")));
+      }
+    }
+  }
+
+  YAML::Node require(const YAML::Node& node, std::string_view key, std::string_view path) const {
+    const YAML::Node child = node[std::string(key)];
+    if (!child) fail(node, fmt::format("'{}' has no key '{}'", path.empty() ? "<top>" : path, key));
+    return child;
+  }
+
+  std::string scalar(const YAML::Node& node, std::string_view path) const {
+    if (!node.IsScalar()) fail(node, fmt::format("'{}' must be a scalar", path));
+    return node.Scalar();
+  }
+
+  double number(const YAML::Node& node, std::string_view path) const {
+    const std::string s = scalar(node, path);
+    double value = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(value)) {
+      fail(node, fmt::format("'{}' = '{}' is not a finite number", path, s));
+    }
+    return value;
+  }
+
+  double non_negative(const YAML::Node& node, std::string_view path) const {
+    const double v = number(node, path);
+    if (v < 0) fail(node, fmt::format("'{}' = {} must not be negative", path, v));
+    return v;
+  }
+
+  std::uint64_t unsigned_integer(const YAML::Node& node, std::string_view path) const {
+    const std::string s = scalar(node, path);
+    std::uint64_t value = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) {
+      fail(node, fmt::format("'{}' = '{}' is not a non-negative integer", path, s));
+    }
+    return value;
+  }
+
+  bool boolean(const YAML::Node& node, std::string_view path) const {
+    const std::string s = scalar(node, path);
+    if (s == "true") return true;
+    if (s == "false") return false;
+    fail(node, fmt::format("'{}' = '{}' must be true or false", path, s));
+  }
+
+  // Link values accept human units ("3us", "450GBps") as well as plain SI numbers.
+  LinkModel link(const YAML::Node& node, std::string_view path) const {
+    LinkModel link;
+    const auto what = [&](const YAML::Node& at, std::string_view key) {
+      return fmt::format("{}:{}: '{}.{}'", source_, line(at), path, key);
+    };
+    const YAML::Node latency = require(node, "latency_s", path);
+    link.latency_s = parse_duration_s(scalar(latency, fmt::format("{}.latency_s", path)), what(latency, "latency_s"));
+    const YAML::Node bandwidth = require(node, "bandwidth_Bps", path);
+    link.bandwidth_Bps =
+        parse_bandwidth_Bps(scalar(bandwidth, fmt::format("{}.bandwidth_Bps", path)), what(bandwidth, "bandwidth_Bps"));
+    if (const YAML::Node gamma = node["gamma_s_per_byte"]) {
+      link.gamma_s_per_byte = non_negative(gamma, fmt::format("{}.gamma_s_per_byte", path));
+    }
+    return link;
+  }
+
+  std::vector<std::string> string_list(const YAML::Node& node, std::string_view path) const {
+    if (!node.IsSequence()) fail(node, fmt::format("'{}' must be a list", path));
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < node.size(); ++i) out.push_back(scalar(node[i], fmt::format("{}[{}]", path, i)));
+    return out;
+  }
+
+ private:
+  std::string_view source_;
+};
+
+FittedRegime read_regime(const Reader& r, const YAML::Node& node, const std::string& path) {
+  r.check_keys(node, path,
+               {"min_size_bytes", "max_size_bytes", "latency_s", "bandwidth_Bps", "gamma_s_per_byte", "rows",
+                "gamma_fitted"});
+  FittedRegime regime;
+  regime.link = r.link(node, path);
+  regime.min_size_bytes = r.non_negative(r.require(node, "min_size_bytes", path), path + ".min_size_bytes");
+  regime.max_size_bytes = r.non_negative(r.require(node, "max_size_bytes", path), path + ".max_size_bytes");
+  if (const YAML::Node rows = node["rows"]) regime.rows = r.unsigned_integer(rows, path + ".rows");
+  if (const YAML::Node g = node["gamma_fitted"]) regime.gamma_fitted = r.boolean(g, path + ".gamma_fitted");
+  if (regime.max_size_bytes < regime.min_size_bytes) {
+    r.fail(node, fmt::format("'{}': max_size_bytes {} is below min_size_bytes {}", path, regime.max_size_bytes,
+                             regime.min_size_bytes));
+  }
+  return regime;
+}
+
+ModelProvenance read_provenance(const Reader& r, const YAML::Node& node) {
+  r.check_keys(node, "provenance", {"tool", "command", "algorithm", "method", "time_column", "fit_on", "sources"});
+  ModelProvenance p;
+  if (const YAML::Node v = node["tool"]) p.tool = r.scalar(v, "provenance.tool");
+  if (const YAML::Node v = node["command"]) p.command = r.scalar(v, "provenance.command");
+  if (const YAML::Node v = node["algorithm"]) p.algorithm = r.scalar(v, "provenance.algorithm");
+  if (const YAML::Node v = node["method"]) p.method = r.scalar(v, "provenance.method");
+  if (const YAML::Node v = node["time_column"]) p.time_column = r.scalar(v, "provenance.time_column");
+  if (const YAML::Node v = node["fit_on"]) p.fit_on = r.string_list(v, "provenance.fit_on");
+  if (const YAML::Node sources = node["sources"]) {
+    if (!sources.IsSequence()) r.fail(sources, "'provenance.sources' must be a list");
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      const std::string path = fmt::format("provenance.sources[{}]", i);
+      const YAML::Node s = sources[i];
+      r.check_keys(s, path, {"file", "format", "collective", "n", "rows", "fnv1a64"});
+      ModelSource src;
+      src.file = r.scalar(r.require(s, "file", path), path + ".file");
+      if (const YAML::Node v = s["format"]) src.format = r.scalar(v, path + ".format");
+      if (const YAML::Node v = s["collective"]) src.collective = r.scalar(v, path + ".collective");
+      if (const YAML::Node v = s["n"]) src.n = static_cast<std::uint32_t>(r.unsigned_integer(v, path + ".n"));
+      if (const YAML::Node v = s["rows"]) src.rows = r.unsigned_integer(v, path + ".rows");
+      if (const YAML::Node v = s["fnv1a64"]) src.fnv1a64 = r.scalar(v, path + ".fnv1a64");
+      p.sources.push_back(std::move(src));
+    }
+  }
+  return p;
+}
+
+void read_fit(const Reader& r, const YAML::Node& node, ModelFile& model) {
+  r.check_keys(node, "fit", {"median_abs_rel_error", "max_abs_rel_error", "rows"});
+  if (const YAML::Node v = node["median_abs_rel_error"]) model.median_abs_rel_error = r.non_negative(v, "fit.median_abs_rel_error");
+  if (const YAML::Node v = node["max_abs_rel_error"]) model.max_abs_rel_error = r.non_negative(v, "fit.max_abs_rel_error");
+  const YAML::Node rows = node["rows"];
+  if (!rows) return;
+  if (!rows.IsSequence()) r.fail(rows, "'fit.rows' must be a list");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string path = fmt::format("fit.rows[{}]", i);
+    const YAML::Node row = rows[i];
+    r.check_keys(row, path,
+                 {"source", "collective", "algorithm", "n", "size_bytes", "measured_s", "predicted_s", "rel_error",
+                  "role", "regime"});
+    ModelFitRow out;
+    out.source = r.scalar(r.require(row, "source", path), path + ".source");
+    out.collective = r.scalar(r.require(row, "collective", path), path + ".collective");
+    out.algorithm = r.scalar(r.require(row, "algorithm", path), path + ".algorithm");
+    out.n = static_cast<std::uint32_t>(r.unsigned_integer(r.require(row, "n", path), path + ".n"));
+    out.size_bytes = r.non_negative(r.require(row, "size_bytes", path), path + ".size_bytes");
+    out.measured_s = r.non_negative(r.require(row, "measured_s", path), path + ".measured_s");
+    out.predicted_s = r.non_negative(r.require(row, "predicted_s", path), path + ".predicted_s");
+    out.rel_error = r.number(r.require(row, "rel_error", path), path + ".rel_error");
+    out.role = r.scalar(r.require(row, "role", path), path + ".role");
+    if (out.role != "fit" && out.role != "predict") {
+      r.fail(row["role"], fmt::format("'{}.role' = '{}' must be fit or predict", path, out.role));
+    }
+    if (const YAML::Node v = row["regime"]) out.regime = static_cast<std::uint32_t>(r.unsigned_integer(v, path + ".regime"));
+    model.fit_rows.push_back(std::move(out));
+  }
+}
+
+}  // namespace
+
+LinkModel ModelFile::link_for_size(double size_bytes) const {
+  if (regimes.empty()) return link;
+  for (std::size_t k = 0; k + 1 < regimes.size(); ++k) {
+    const double boundary = std::sqrt(std::max(regimes[k].max_size_bytes, 1.0) * std::max(regimes[k + 1].min_size_bytes, 1.0));
+    if (size_bytes < boundary) return regimes[k].link;
+  }
+  return regimes.back().link;
+}
+
+std::string model_file_to_yaml(const ModelFile& model) {
+  check_link(model.link, "link");
+  check_regimes(model.regimes, "regimes");
+  std::string out;
+  out += "# collsim link model. Written by `collsim calibrate`; regenerate rather than edit.\n";
+  out += "# Units are SI: seconds, bytes, bytes per second. `link` is the single alpha-beta(-gamma) fit;\n";
+  out += "# `regimes` (if any) is the protocol-aware model: a collective's time is the minimum over them.\n";
+  out += fmt::format("format: {}\nversion: {}\nname: {}\n", kFormat, kVersion, yaml_quoted(model.name));
+  out += fmt::format("link: {{{}}}\n", link_fields(model.link));
+  if (!model.regimes.empty()) {
+    out += "regimes:\n";
+    for (const auto& r : model.regimes) {
+      out += fmt::format("  - {{min_size_bytes: {}, max_size_bytes: {}, {}, rows: {}, gamma_fitted: {}}}\n",
+                         num(r.min_size_bytes), num(r.max_size_bytes), link_fields(r.link), r.rows, r.gamma_fitted);
+    }
+  }
+  const auto& p = model.provenance;
+  out += "provenance:\n";
+  out += fmt::format("  tool: {}\n  command: {}\n  algorithm: {}\n  method: {}\n  time_column: {}\n",
+                     yaml_quoted(p.tool), yaml_quoted(p.command), yaml_quoted(p.algorithm), yaml_quoted(p.method),
+                     yaml_quoted(p.time_column));
+  std::vector<std::string> fit_on;
+  for (const auto& c : p.fit_on) fit_on.push_back(yaml_quoted(c));
+  out += fmt::format("  fit_on: [{}]\n", fmt::join(fit_on, ", "));
+  out += "  sources:\n";
+  for (const auto& s : p.sources) {
+    out += fmt::format("    - {{file: {}, format: {}, collective: {}, n: {}, rows: {}, fnv1a64: {}}}\n", yaml_quoted(s.file),
+                       yaml_quoted(s.format), yaml_quoted(s.collective), s.n, s.rows, yaml_quoted(s.fnv1a64));
+  }
+  if (p.sources.empty()) out.replace(out.size() - std::string_view("  sources:\n").size(), std::string::npos, "  sources: []\n");
+  out += "fit:\n";
+  out += fmt::format("  median_abs_rel_error: {}\n  max_abs_rel_error: {}\n", num(model.median_abs_rel_error),
+                     num(model.max_abs_rel_error));
+  out += model.fit_rows.empty() ? "  rows: []\n" : "  rows:\n";
+  for (const auto& r : model.fit_rows) {
+    out += fmt::format(
+        "    - {{source: {}, collective: {}, algorithm: {}, n: {}, size_bytes: {}, measured_s: {}, predicted_s: {}, "
+        "rel_error: {}, role: {}, regime: {}}}\n",
+        yaml_quoted(r.source), yaml_quoted(r.collective), yaml_quoted(r.algorithm), r.n, num(r.size_bytes), num(r.measured_s),
+        num(r.predicted_s), num(r.rel_error), yaml_quoted(r.role), r.regime);
+  }
+  return out;
+}
+
+void write_model_file(const ModelFile& model, const std::filesystem::path& path) {
+  write_file_atomically(path.string(), model_file_to_yaml(model));
+}
+
+ModelFile parse_model_file(std::string_view yaml_text, std::string_view source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("{}:{}: YAML syntax error: {}", source, e.mark.line + 1, e.msg));
+  }
+  const Reader r(source);
+  if (!root || root.IsNull()) throw ConfigError(fmt::format("{}:1: the model file is empty", source));
+  r.check_keys(root, "", {"format", "version", "name", "link", "regimes", "provenance", "fit"});
+  const YAML::Node format = r.require(root, "format", "");
+  if (r.scalar(format, "format") != kFormat) {
+    r.fail(format, fmt::format("'format' = '{}' must be '{}'", format.Scalar(), kFormat));
+  }
+  const YAML::Node version = r.require(root, "version", "");
+  if (r.unsigned_integer(version, "version") != kVersion) {
+    r.fail(version, fmt::format("'version' = {} is not supported (this collsim reads version {})", version.Scalar(), kVersion));
+  }
+  ModelFile model;
+  if (const YAML::Node name = root["name"]) model.name = r.scalar(name, "name");
+  const YAML::Node link = r.require(root, "link", "");
+  r.check_keys(link, "link", {"latency_s", "bandwidth_Bps", "gamma_s_per_byte"});
+  model.link = r.link(link, "link");
+  if (const YAML::Node regimes = root["regimes"]) {
+    if (!regimes.IsSequence() || regimes.size() == 0) r.fail(regimes, "'regimes' must be a non-empty list");
+    for (std::size_t k = 0; k < regimes.size(); ++k) {
+      model.regimes.push_back(read_regime(r, regimes[k], fmt::format("regimes[{}]", k)));
+      if (k > 0 && !(model.regimes[k - 1].max_size_bytes < model.regimes[k].min_size_bytes)) {
+        r.fail(regimes[k], fmt::format("'regimes[{}].min_size_bytes' = {} must be above regimes[{}].max_size_bytes = {} "
+                                       "(ascending, non-overlapping ranges)",
+                                       k, model.regimes[k].min_size_bytes, k - 1, model.regimes[k - 1].max_size_bytes));
+      }
+    }
+  }
+  if (const YAML::Node p = root["provenance"]) model.provenance = read_provenance(r, p);
+  if (const YAML::Node f = root["fit"]) read_fit(r, f, model);
+  return model;
+}
+
+ModelFile read_model_file(const std::filesystem::path& path) {
+  const std::string text = read_log_text(path);
+  ModelFile model = parse_model_file(text, path.string());
+  if (model.name.empty()) model.name = path.stem().string();
+  return model;
+}
+
+}  // namespace collsim

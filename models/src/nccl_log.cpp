@@ -1,0 +1,507 @@
+#include "collsim/models/nccl_log.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "collsim/models/error.hpp"
+
+namespace collsim {
+namespace {
+
+struct CollectiveName {
+  std::string_view name;
+  Collective collective;
+};
+
+constexpr std::array<CollectiveName, 4> kCollectives{{{"all_reduce", Collective::AllReduce},
+                                                      {"reduce_scatter", Collective::ReduceScatter},
+                                                      {"all_gather", Collective::AllGather},
+                                                      {"sendrecv", Collective::SendRecv}}};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split_ws(std::string_view s) {
+  std::vector<std::string_view> tokens;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    const std::size_t begin = i;
+    while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i > begin) tokens.push_back(s.substr(begin, i - begin));
+  }
+  return tokens;
+}
+
+bool is_uint(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || !std::isalpha(static_cast<unsigned char>(s.front()))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Whole-token number parse; nullopt on any trailing garbage, so "12.5us" is not a number.
+std::optional<double> to_double(std::string_view s) {
+  double value = 0;
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, value);
+  if (ec != std::errc() || ptr != end || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+std::optional<std::uint64_t> to_uint(std::string_view s) {
+  if (!is_uint(s)) return std::nullopt;
+  std::uint64_t value = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return value;
+}
+
+// Removes the per-line prefixes launchers add: Open MPI's `--tag-output` ("[1,0]<stdout>:")
+// and Slurm's `srun --label` ("0: "). Neither can start a real table line, so stripping is safe.
+std::string_view strip_launcher_prefix(std::string_view line) {
+  std::string_view s = line;
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  if (!s.empty() && s.front() == '[') {
+    const std::size_t close = s.find(']');
+    if (close != std::string_view::npos) {
+      const std::string_view inside = s.substr(1, close - 1);
+      const std::size_t comma = inside.find(',');
+      std::string_view rest = s.substr(close + 1);
+      if (comma != std::string_view::npos && is_uint(inside.substr(0, comma)) &&
+          is_uint(inside.substr(comma + 1))) {
+        for (std::string_view tag : {std::string_view("<stdout>:"), std::string_view("<stderr>:")}) {
+          if (rest.substr(0, tag.size()) == tag) return rest.substr(tag.size());
+        }
+      }
+    }
+    return line;
+  }
+  std::size_t digits = 0;
+  while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
+  if (digits > 0 && digits < s.size() && s[digits] == ':' &&
+      (digits + 1 == s.size() || std::isspace(static_cast<unsigned char>(s[digits + 1])))) {
+    return s.substr(digits + 1);
+  }
+  return line;
+}
+
+// The identifiers of a comment line that end in "_perf" (the nccl-tests binaries).
+std::vector<std::string> perf_names(std::string_view text) {
+  std::vector<std::string> names;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && !(std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
+    const std::size_t begin = i;
+    while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
+    const std::string_view word = text.substr(begin, i - begin);
+    if (word.size() > 5 && word.substr(word.size() - 5) == "_perf") names.emplace_back(word);
+  }
+  return names;
+}
+
+// The number after `key` in a header line, as in "nranks: 8", "nranks=8" or "nThread 1".
+std::optional<std::uint64_t> field_after(std::string_view text, std::string_view key) {
+  const std::string haystack = lower(text);
+  const std::string needle = lower(key);
+  std::size_t pos = 0;
+  while ((pos = haystack.find(needle, pos)) != std::string::npos) {
+    const bool starts_word =
+        pos == 0 || !(std::isalnum(static_cast<unsigned char>(haystack[pos - 1])) || haystack[pos - 1] == '_');
+    std::size_t i = pos + needle.size();
+    pos = i;
+    if (!starts_word) continue;
+    while (i < haystack.size() && (haystack[i] == ' ' || haystack[i] == ':' || haystack[i] == '=')) ++i;
+    std::size_t end = i;
+    while (end < haystack.size() && std::isdigit(static_cast<unsigned char>(haystack[end]))) ++end;
+    if (end > i) return to_uint(std::string_view(haystack).substr(i, end - i));
+  }
+  return std::nullopt;
+}
+
+/// busbw / algbw as nccl-tests computes it for `collective` on n ranks.
+double bus_factor(Collective collective, double n) {
+  switch (collective) {
+    case Collective::AllReduce: return 2.0 * (n - 1) / n;
+    case Collective::ReduceScatter:
+    case Collective::AllGather: return (n - 1) / n;
+    case Collective::SendRecv: return 1.0;
+  }
+  return 1.0;
+}
+
+// What the column header line says about the leading columns.
+struct Layout {
+  bool known = false;     ///< a header line was seen
+  bool has_redop = true;
+  bool has_root = true;
+  std::size_t lead() const { return 3 + (has_redop ? 1 : 0) + (has_root ? 1 : 0); }
+};
+
+class Parser {
+ public:
+  Parser(std::string_view source, const NcclLogOptions& options) : source_(source), options_(options) {
+    log_.source = std::string(source);
+  }
+
+  NcclLog parse(std::string_view text) {
+    if (trim(text).empty()) throw ConfigError(fmt::format("{}: the file is empty", source_));
+    std::size_t line_no = 0;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+      std::size_t end = text.find('\n', pos);
+      if (end == std::string_view::npos) end = text.size();
+      std::string_view raw = text.substr(pos, end - pos);
+      if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+      ++line_no;
+      handle_line(raw, line_no);
+      if (end == text.size()) break;
+      pos = end + 1;
+    }
+    if (log_.rows.empty()) {
+      throw ConfigError(fmt::format(
+          "{}: no nccl-tests data rows with size > 0 found ({} lines, {} size-0 rows); expected "
+          "rows like '1048576 262144 float sum -1 27.37 38.31 67.04 0 26.93 38.94 68.14 0'",
+          source_, line_no, log_.zero_size_rows));
+    }
+    resolve_collective();
+    resolve_nranks();
+    return std::move(log_);
+  }
+
+ private:
+  [[noreturn]] void row_error(std::size_t line_no, std::string_view text, const std::string& why) const {
+    throw ConfigError(fmt::format("{}:{}: malformed nccl-tests data row ({}): '{}'", source_, line_no,
+                                  why, trim(text)));
+  }
+
+  void handle_line(std::string_view raw, std::size_t line_no) {
+    const std::string_view line = trim(strip_launcher_prefix(raw));
+    if (line.empty()) return;
+    if (line.front() == '#') {
+      handle_comment(line.substr(1), line_no);
+      return;
+    }
+    const auto tokens = split_ws(line);
+    const bool looks_like_row = is_uint(tokens[0]) && (tokens.size() == 1 || is_uint(tokens[1]));
+    if (!looks_like_row) {
+      ++log_.skipped_lines;
+      return;
+    }
+    parse_row(tokens, line, line_no);
+  }
+
+  void handle_comment(std::string_view body, std::size_t line_no) {
+    const auto tokens = split_ws(body);
+    if (tokens.empty()) return;
+    const auto time_it = std::find(tokens.begin(), tokens.end(), "time");
+    if (tokens[0] == "size" && tokens.size() > 1 && tokens[1] == "count" && time_it != tokens.end()) {
+      const std::vector<std::string_view> lead(tokens.begin(), time_it);
+      Layout layout;
+      layout.known = true;
+      layout.has_redop = std::find(lead.begin(), lead.end(), "redop") != lead.end();
+      layout.has_root = std::find(lead.begin(), lead.end(), "root") != lead.end();
+      if (lead.size() != layout.lead() || lead[2] != "type") {
+        throw ConfigError(fmt::format(
+            "{}:{}: unsupported nccl-tests table layout '{}' (expected 'size count type [redop] [root] time ...')",
+            source_, line_no, trim(body)));
+      }
+      layout_ = layout;
+      return;
+    }
+    if (tokens[0] == "Rank" && tokens.size() > 1 && is_uint(tokens[1])) {
+      if (const auto rank = to_uint(tokens[1])) max_rank_ = std::max<std::int64_t>(max_rank_, static_cast<std::int64_t>(*rank));
+    }
+    const std::string_view starting = "Collective test starting:";
+    if (const std::size_t at = body.find(starting); at != std::string_view::npos) {
+      const auto rest = split_ws(body.substr(at + starting.size()));
+      if (!rest.empty()) started_ = std::pair<std::string, std::size_t>(std::string(rest[0]), line_no);
+    }
+    for (auto& name : perf_names(body)) mentioned_.insert(std::move(name));
+    if (!nranks_field_) {
+      if (auto v = field_after(body, "nranks")) nranks_field_ = v;
+    }
+    if (auto v = field_after(body, "nThread")) nthread_ = v;
+    if (auto v = field_after(body, "nGpus")) ngpus_ = v;
+    if (body.find("Out of bounds values") != std::string_view::npos && body.find("FAILED") != std::string_view::npos) {
+      log_.warnings.push_back(fmt::format("line {}: nccl-tests reports wrong results: '{}'", line_no, trim(body)));
+    }
+  }
+
+  double number(std::string_view token, std::string_view column, std::size_t line_no, std::string_view text) const {
+    const auto value = to_double(token);
+    if (!value) row_error(line_no, text, fmt::format("column '{}' is '{}', not a number", column, token));
+    if (*value < 0) row_error(line_no, text, fmt::format("column '{}' is negative ({})", column, token));
+    return *value;
+  }
+
+  std::optional<double> wrong(std::string_view token, std::string_view column, std::size_t line_no,
+                              std::string_view text) const {
+    if (token == "N/A") return std::nullopt;
+    return number(token, column, line_no, text);
+  }
+
+  void parse_row(const std::vector<std::string_view>& tokens, std::string_view text, std::size_t line_no) {
+    Layout layout = layout_;
+    if (!layout.known) {
+      // Without a header the column count decides; 12 columns are ambiguous between an old
+      // "redop" column and a "root" column, so the token itself decides.
+      if (tokens.size() == 11) {
+        layout.has_redop = layout.has_root = false;
+      } else if (tokens.size() == 12) {
+        layout.has_redop = is_identifier(tokens[3]);
+        layout.has_root = !layout.has_redop;
+      }
+    }
+    const std::size_t lead = layout.lead();
+    if (tokens.size() != lead + 8) {
+      row_error(line_no, text, fmt::format("expected {} columns, found {}", lead + 8, tokens.size()));
+    }
+    NcclLogRow row;
+    row.line = line_no;
+    const auto size = to_uint(tokens[0]);
+    const auto count = to_uint(tokens[1]);
+    if (!size || !count) row_error(line_no, text, "size or count is out of range");
+    row.size_bytes = static_cast<double>(*size);
+    row.count = *count;
+    if (!is_identifier(tokens[2])) {
+      row_error(line_no, text, fmt::format("column 'type' is '{}', not a type name", tokens[2]));
+    }
+    row.type = std::string(tokens[2]);
+    std::size_t col = 3;
+    if (layout.has_redop) {
+      if (!is_identifier(tokens[col])) {
+        row_error(line_no, text, fmt::format("column 'redop' is '{}', not an operation name", tokens[col]));
+      }
+      row.redop = std::string(tokens[col]);
+      ++col;
+    }
+    if (layout.has_root) {
+      const std::string_view root = tokens[col];
+      if (!is_uint(root.front() == '-' ? root.substr(1) : root)) {
+        row_error(line_no, text, fmt::format("column 'root' is '{}', not an integer", root));
+      }
+      ++col;
+    }
+    row.time_oop_s = number(tokens[col], "time (out-of-place)", line_no, text) / 1e6;
+    row.algbw_oop_GBps = number(tokens[col + 1], "algbw (out-of-place)", line_no, text);
+    row.busbw_oop_GBps = number(tokens[col + 2], "busbw (out-of-place)", line_no, text);
+    row.wrong_oop = wrong(tokens[col + 3], "#wrong (out-of-place)", line_no, text);
+    row.time_ip_s = number(tokens[col + 4], "time (in-place)", line_no, text) / 1e6;
+    row.algbw_ip_GBps = number(tokens[col + 5], "algbw (in-place)", line_no, text);
+    row.busbw_ip_GBps = number(tokens[col + 6], "busbw (in-place)", line_no, text);
+    row.wrong_ip = wrong(tokens[col + 7], "#wrong (in-place)", line_no, text);
+    if (row.size_bytes == 0) {
+      ++log_.zero_size_rows;
+      return;
+    }
+    if (row.time_oop_s <= 0 || row.time_ip_s <= 0) {
+      row_error(line_no, text, "a row with size > 0 must have positive times");
+    }
+    check_algbw(row.size_bytes, row.time_oop_s, row.algbw_oop_GBps, "out-of-place", line_no, text);
+    check_algbw(row.size_bytes, row.time_ip_s, row.algbw_ip_GBps, "in-place", line_no, text);
+    if (row.wrong_oop.value_or(0) > 0 || row.wrong_ip.value_or(0) > 0) {
+      log_.warnings.push_back(fmt::format("line {}: nonzero #wrong (results were wrong; timing kept)", line_no));
+    }
+    log_.rows.push_back(std::move(row));
+  }
+
+  // algbw is printed with two decimals and is S/t by definition; a mismatch means the columns
+  // are not what we think (e.g. a time column in milliseconds), which would silently corrupt a fit.
+  void check_algbw(double size_bytes, double time_s, double algbw_GBps, std::string_view which,
+                   std::size_t line_no, std::string_view text) const {
+    const double expected = size_bytes / time_s / 1e9;
+    if (std::fabs(expected - algbw_GBps) > 0.05 * std::max(expected, algbw_GBps) + 0.011) {
+      row_error(line_no, text,
+                fmt::format("{} algbw {} GB/s does not match size/time = {:.3g} GB/s", which, algbw_GBps, expected));
+    }
+  }
+
+  void resolve_collective() {
+    if (options_.collective) {
+      log_.collective = *options_.collective;
+      log_.collective_from = "option";
+      return;
+    }
+    if (started_) {
+      log_.collective = parse_collective(started_->first, fmt::format("{}:{}: collective", source_, started_->second));
+      log_.collective_from = "'Collective test starting' header";
+      return;
+    }
+    std::set<Collective> found;
+    std::vector<std::string> unsupported;
+    for (const auto& name : mentioned_) {
+      bool known = false;
+      for (const auto& entry : kCollectives) {
+        if (name == fmt::format("{}_perf", entry.name)) {
+          found.insert(entry.collective);
+          known = true;
+        }
+      }
+      if (!known) unsupported.push_back(name);
+    }
+    if (found.size() > 1) {
+      throw ConfigError(fmt::format("{}: the header names several collectives ({}); pass the collective explicitly",
+                                    source_, fmt::join(mentioned_, ", ")));
+    }
+    if (found.size() == 1) {
+      log_.collective = *found.begin();
+      log_.collective_from = "command line in the header";
+      return;
+    }
+    if (!unsupported.empty()) {
+      throw ConfigError(fmt::format("{}: unsupported nccl-tests binary '{}' (supported: all_reduce_perf, "
+                                    "reduce_scatter_perf, all_gather_perf, sendrecv_perf)",
+                                    source_, unsupported.front()));
+    }
+    std::string stem = lower(std::filesystem::path(std::string(source_)).filename().string());
+    std::erase_if(stem, [](char c) { return c == '_' || c == '-'; });
+    constexpr std::array<std::pair<std::string_view, Collective>, 4> kStems{{{"allreduce", Collective::AllReduce},
+                                                                            {"reducescatter", Collective::ReduceScatter},
+                                                                            {"allgather", Collective::AllGather},
+                                                                            {"sendrecv", Collective::SendRecv}}};
+    std::set<Collective> by_name;
+    for (const auto& [key, collective] : kStems) {
+      if (stem.find(key) != std::string::npos) by_name.insert(collective);
+    }
+    if (by_name.size() == 1) {
+      log_.collective = *by_name.begin();
+      log_.collective_from = "file name";
+      return;
+    }
+    throw ConfigError(fmt::format("{}: cannot tell which collective this log measured (no 'Collective test "
+                                  "starting' line, no *_perf command line, file name not conclusive); "
+                                  "pass the collective explicitly",
+                                  source_));
+  }
+
+  void resolve_nranks() {
+    std::optional<std::uint64_t> n;
+    if (options_.nranks) {
+      n = *options_.nranks;
+      log_.nranks_from = "option";
+    } else if (nranks_field_) {
+      n = nranks_field_;
+      log_.nranks_from = "'nranks' header field";
+    } else if (max_rank_ >= 0) {
+      n = static_cast<std::uint64_t>(max_rank_) + 1;
+      log_.nranks_from = "'Rank' device lines";
+    } else if (nthread_ && ngpus_ && *nthread_ * *ngpus_ >= 2) {
+      n = *nthread_ * *ngpus_;
+      log_.nranks_from = "nThread * nGpus";
+    }
+    // The row with the largest algbw has the most significant digits in busbw/algbw.
+    const NcclLogRow* best = nullptr;
+    for (const auto& row : log_.rows) {
+      if (row.algbw_oop_GBps >= 1.0 && (best == nullptr || row.algbw_oop_GBps > best->algbw_oop_GBps)) best = &row;
+    }
+    const bool informative = best != nullptr && log_.collective != Collective::SendRecv;
+    const double ratio = informative ? best->busbw_oop_GBps / best->algbw_oop_GBps : 0.0;
+    const double tolerance = informative ? 0.006 / best->algbw_oop_GBps + 0.006 / best->busbw_oop_GBps + 1e-3 : 0.0;
+    if (!n && informative) {
+      const double guess = log_.collective == Collective::AllReduce ? 2.0 / (2.0 - ratio) : 1.0 / (1.0 - ratio);
+      if (std::isfinite(guess) && guess >= 1.5 && guess < 1e6) {
+        n = static_cast<std::uint64_t>(std::llround(guess));
+        log_.nranks_from = "busbw/algbw ratio";
+        log_.warnings.push_back(fmt::format("nranks = {} inferred from busbw/algbw = {:.4f}; the header does not say",
+                                            *n, ratio));
+      }
+    }
+    if (!n && log_.collective == Collective::SendRecv) {
+      n = 2;
+      log_.nranks_from = "default for sendrecv";
+    }
+    if (!n) {
+      throw ConfigError(fmt::format("{}: cannot determine the number of ranks (no 'nranks' field, no 'Rank' "
+                                    "lines, nThread*nGpus < 2); pass nranks explicitly",
+                                    source_));
+    }
+    if (*n < 2 || *n > (1u << 20)) {
+      throw ConfigError(fmt::format("{}: nranks = {} (from {}) is outside 2..{}", source_, *n, log_.nranks_from, 1u << 20));
+    }
+    if (informative) {
+      const double expected = bus_factor(log_.collective, static_cast<double>(*n));
+      if (std::fabs(ratio / expected - 1.0) > tolerance) {
+        const std::string message = fmt::format(
+            "{}: nranks = {} (from {}) contradicts busbw/algbw = {:.4f} at line {} (expected {:.4f} for {})",
+            source_, *n, log_.nranks_from, ratio, best->line, expected, collective_name(log_.collective));
+        if (log_.nranks_from != "option") throw ConfigError(message + "; pass nranks explicitly");
+        log_.warnings.push_back(message);
+      }
+    }
+    log_.nranks = static_cast<std::uint32_t>(*n);
+  }
+
+  std::string_view source_;
+  NcclLogOptions options_;
+  NcclLog log_;
+  Layout layout_;
+  std::int64_t max_rank_ = -1;
+  std::optional<std::uint64_t> nranks_field_, nthread_, ngpus_;
+  std::optional<std::pair<std::string, std::size_t>> started_;
+  std::set<std::string> mentioned_;
+};
+
+}  // namespace
+
+const char* collective_name(Collective collective) {
+  for (const auto& entry : kCollectives) {
+    if (entry.collective == collective) return entry.name.data();
+  }
+  return "unknown";
+}
+
+Collective parse_collective(std::string_view name, std::string_view what) {
+  std::string_view base = trim(name);
+  if (base.size() > 5 && base.substr(base.size() - 5) == "_perf") base.remove_suffix(5);
+  for (const auto& entry : kCollectives) {
+    if (entry.name == base) return entry.collective;
+  }
+  throw ConfigError(fmt::format("{}: unknown or unsupported collective '{}' (known: all_reduce, reduce_scatter, "
+                                "all_gather, sendrecv)",
+                                what, name));
+}
+
+NcclLog parse_nccl_log(std::string_view text, std::string_view source, const NcclLogOptions& options) {
+  if (options.nranks && *options.nranks < 2) {
+    throw ConfigError(fmt::format("{}: nranks option {} must be at least 2", source, *options.nranks));
+  }
+  return Parser(source, options).parse(text);
+}
+
+std::string read_log_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("cannot read '{}': no such file or not readable", path.string()));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw ConfigError(fmt::format("cannot read '{}': I/O error", path.string()));
+  return buffer.str();
+}
+
+NcclLog read_nccl_log(const std::filesystem::path& path, const NcclLogOptions& options) {
+  const std::string text = read_log_text(path);
+  return parse_nccl_log(text, path.string(), options);
+}
+
+}  // namespace collsim

@@ -1,0 +1,263 @@
+// Topology YAML files (configs/topologies/*.yaml) and the CLI's --topology shorthands.
+// Unknown or misplaced keys are errors naming the key path and line: a typo in an oversub-
+// scription key must not silently give a non-blocking fabric.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <initializer_list>
+
+#include "collsim/models/error.hpp"
+#include "collsim/models/topology.hpp"
+#include "collsim/models/units.hpp"
+
+#ifndef COLLSIM_SOURCE_DIR
+#error "COLLSIM_SOURCE_DIR must be defined by the build (models/CMakeLists.txt)"
+#endif
+
+namespace collsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Where a key sits: "file.yaml:12" (yaml-cpp lines are 0-based).
+std::string where(const std::string& file, const YAML::Node& node) {
+  const YAML::Mark mark = node.Mark();
+  if (mark.line < 0) return file;
+  return fmt::format("{}:{}", file, mark.line + 1);
+}
+
+std::string join(std::initializer_list<std::string_view> names) {
+  std::string out;
+  for (auto name : names) out += fmt::format("{}{}", out.empty() ? "" : ", ", name);
+  return out;
+}
+
+class TopologyFile {
+ public:
+  explicit TopologyFile(std::string file) : file_(std::move(file)) {}
+
+  // Rejects every key of `map` not in `allowed`, naming its path ("cluster.foo") and line.
+  void only_keys(const YAML::Node& map, std::string_view prefix, std::initializer_list<std::string_view> allowed) const {
+    if (!map.IsMap()) {
+      throw ConfigError(fmt::format("{}: '{}' must be a mapping of keys to values", where(file_, map),
+                                    prefix.empty() ? "top level" : prefix));
+    }
+    for (const auto& kv : map) {
+      const std::string key = kv.first.as<std::string>();
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        throw ConfigError(fmt::format("{}: unknown key '{}{}' (known keys here: {})", where(file_, kv.first),
+                                      prefix.empty() ? "" : fmt::format("{}.", prefix), key, join(allowed)));
+      }
+    }
+  }
+
+  std::string scalar(const YAML::Node& node, std::string_view key) const {
+    if (!node.IsScalar()) {
+      throw ConfigError(fmt::format("{}: '{}' must be a single value", where(file_, node), key));
+    }
+    return node.Scalar();
+  }
+
+  double duration(const YAML::Node& node, std::string_view key) const {
+    return parse_duration_s(scalar(node, key), fmt::format("{}: '{}'", where(file_, node), key));
+  }
+  double bandwidth(const YAML::Node& node, std::string_view key) const {
+    return parse_bandwidth_Bps(scalar(node, key), fmt::format("{}: '{}'", where(file_, node), key));
+  }
+  double ratio(const YAML::Node& node, std::string_view key) const {
+    const std::string text = scalar(node, key);
+    double value = 0;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || ptr != text.data() + text.size()) {
+      throw ConfigError(fmt::format("{}: '{}' = '{}' is not a number", where(file_, node), key, text));
+    }
+    return value;
+  }
+  std::uint32_t count(const YAML::Node& node, std::string_view key) const {
+    const std::string text = scalar(node, key);
+    std::uint32_t value = 0;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || ptr != text.data() + text.size() || value == 0) {
+      throw ConfigError(fmt::format("{}: '{}' = '{}' must be a whole number >= 1", where(file_, node), key, text));
+    }
+    return value;
+  }
+  bool flag(const YAML::Node& node, std::string_view key) const {
+    const std::string text = scalar(node, key);
+    if (text == "true") return true;
+    if (text == "false") return false;
+    throw ConfigError(fmt::format("{}: '{}' = '{}' must be true or false", where(file_, node), key, text));
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+TopologyKind parse_kind(const TopologyFile& f, const YAML::Node& node) {
+  const std::string text = f.scalar(node, "kind");
+  for (TopologyKind k : {TopologyKind::NvSwitch, TopologyKind::FullMesh, TopologyKind::Dgx1, TopologyKind::Cluster}) {
+    if (text == topology_kind_name(k)) return k;
+  }
+  throw ConfigError(fmt::format("{}: kind '{}' is unknown (known kinds: nvswitch, full_mesh, dgx1, cluster)",
+                                where(f.file(), node), text));
+}
+
+ClusterSpec parse_cluster(const TopologyFile& f, const YAML::Node& node) {
+  f.only_keys(node, "cluster",
+              {"gpus_per_node", "nvlink_bandwidth", "nvlink_latency", "nic_bandwidth", "network_latency",
+               "nodes_per_leaf", "oversubscription", "rail_optimized"});
+  ClusterSpec c;
+  if (auto v = node["gpus_per_node"]) c.gpus_per_node = f.count(v, "cluster.gpus_per_node");
+  if (auto v = node["nvlink_bandwidth"]) c.nvlink_bandwidth_Bps = f.bandwidth(v, "cluster.nvlink_bandwidth");
+  if (auto v = node["nvlink_latency"]) c.nvlink_latency_s = f.duration(v, "cluster.nvlink_latency");
+  if (auto v = node["nic_bandwidth"]) c.nic_bandwidth_Bps = f.bandwidth(v, "cluster.nic_bandwidth");
+  if (auto v = node["network_latency"]) c.network_latency_s = f.duration(v, "cluster.network_latency");
+  if (auto v = node["nodes_per_leaf"]) c.nodes_per_leaf = f.count(v, "cluster.nodes_per_leaf");
+  if (auto v = node["oversubscription"]) {
+    c.oversubscription = f.ratio(v, "cluster.oversubscription");
+    if (!(c.oversubscription >= 1.0)) {
+      throw ConfigError(fmt::format("{}: 'cluster.oversubscription' = {} must be >= 1 (2 means 2:1)",
+                                    where(f.file(), v), c.oversubscription));
+    }
+  }
+  if (auto v = node["rail_optimized"]) c.rail_optimized = f.flag(v, "cluster.rail_optimized");
+  return c;
+}
+
+Topology topology_from_yaml(const YAML::Node& root, const TopologyFile& f, const std::string& default_name,
+                            std::optional<std::uint32_t> n_override) {
+  f.only_keys(root, "", {"kind", "name", "description", "n", "latency", "bandwidth", "gamma", "cluster"});
+  const YAML::Node kind_node = root["kind"];
+  if (!kind_node) throw ConfigError(fmt::format("{}: missing key 'kind' (nvswitch, full_mesh, dgx1, cluster)", f.file()));
+  const TopologyKind kind = parse_kind(f, kind_node);
+  const std::string name = root["name"] ? f.scalar(root["name"], "name") : default_name;
+
+  // Keys that exist but do not apply to this kind are mistakes, not options to ignore.
+  const bool is_cluster = kind == TopologyKind::Cluster;
+  for (std::string_view key : {"latency", "bandwidth"}) {
+    if (is_cluster && root[std::string(key)]) {
+      throw ConfigError(fmt::format("{}: key '{}' does not apply to kind cluster (use cluster.nvlink_{} and "
+                                    "cluster.{})", where(f.file(), root[std::string(key)]), key, key,
+                                    key == "latency" ? "network_latency" : "nic_bandwidth"));
+    }
+  }
+  if (!is_cluster && root["cluster"]) {
+    throw ConfigError(fmt::format("{}: key 'cluster' applies only to kind cluster, not {}",
+                                  where(f.file(), root["cluster"]), topology_kind_name(kind)));
+  }
+
+  std::uint32_t n = 0;
+  if (auto v = root["n"]) {
+    const std::uint32_t gpus = f.count(v, "n");
+    if (n_override && *n_override > gpus) {
+      throw ConfigError(fmt::format("{}: {} ranks do not fit topology '{}' with n = {} GPUs", where(f.file(), v),
+                                    *n_override, name, gpus));
+    }
+    n = n_override ? *n_override : gpus;
+  } else if (n_override) {
+    n = *n_override;
+  } else if (kind == TopologyKind::Dgx1) {
+    n = kDgx1Gpus;
+  } else {
+    throw ConfigError(fmt::format("{}: topology '{}' has no 'n'; give the number of ranks", f.file(), name));
+  }
+
+  LinkModel link;
+  if (auto v = root["latency"]) link.latency_s = f.duration(v, "latency");
+  if (auto v = root["bandwidth"]) link.bandwidth_Bps = f.bandwidth(v, "bandwidth");
+  if (auto v = root["gamma"]) link.gamma_s_per_byte = f.duration(v, "gamma");
+
+  const std::string context = fmt::format("{}: topology '{}'", f.file(), name);
+  try {
+    switch (kind) {
+      case TopologyKind::NvSwitch: return make_nvswitch(n, link, name);
+      case TopologyKind::FullMesh: return make_full_mesh(n, link, name);
+      case TopologyKind::Dgx1:
+        if (!root["bandwidth"]) link.bandwidth_Bps = 25e9;  // one NVLink 2.0, per direction
+        return make_dgx1(n, link, name);
+      case TopologyKind::Cluster: {
+        const ClusterSpec spec = root["cluster"] ? parse_cluster(f, root["cluster"]) : ClusterSpec{};
+        return make_cluster(n, spec, link.gamma_s_per_byte, name);
+      }
+    }
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("{}: {}", f.file(), e.what()));
+  }
+  throw InternalError("topology_from_yaml: unknown kind");
+}
+
+bool looks_like_path(std::string_view s) {
+  auto ends_with = [&](std::string_view suffix) {
+    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+  };
+  return s.find('/') != std::string_view::npos || ends_with(".yaml") || ends_with(".yml");
+}
+
+std::string configs_or_default(std::string_view configs_dir) {
+  return configs_dir.empty() ? default_configs_dir() : std::string(configs_dir);
+}
+
+}  // namespace
+
+std::string default_configs_dir() { return std::string(COLLSIM_SOURCE_DIR) + "/configs"; }
+
+std::vector<std::string> known_topology_names(std::string_view configs_dir) {
+  const fs::path dir = fs::path(configs_or_default(configs_dir)) / "topologies";
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_t> n_override,
+                       std::string_view configs_dir) {
+  if (path_or_name.empty()) throw ConfigError("topology: empty name");
+  if (n_override && *n_override == 0) throw ConfigError("topology: 0 ranks requested");
+  fs::path path;
+  if (looks_like_path(path_or_name)) {
+    path = fs::path(std::string(path_or_name));
+    if (!fs::is_regular_file(path)) {
+      throw ConfigError(fmt::format("topology file '{}' does not exist or is not a file", path.string()));
+    }
+  } else {
+    const std::string dir = configs_or_default(configs_dir);
+    path = fs::path(dir) / "topologies" / (std::string(path_or_name) + ".yaml");
+    if (!fs::is_regular_file(path)) {
+      std::string known;
+      for (const auto& n : known_topology_names(dir)) known += fmt::format("{}{}", known.empty() ? "" : ", ", n);
+      throw ConfigError(fmt::format("unknown topology '{}' (known: {}; or give a path to a .yaml file)",
+                                    path_or_name, known.empty() ? "none found in " + dir + "/topologies" : known));
+    }
+  }
+  const std::string file = path.string();
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file);
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(fmt::format("{}:{}: invalid YAML: {}", file, e.mark.line + 1, e.msg));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("{}: cannot read: {}", file, e.what()));
+  }
+  if (!root || root.IsNull()) throw ConfigError(fmt::format("{}: the file is empty", file));
+  try {
+    return topology_from_yaml(root, TopologyFile(file), path.stem().string(), n_override);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("{}:{}: {}", file, e.mark.line + 1, e.msg));
+  }
+}
+
+Topology resolve_topology(std::string_view spec, std::uint32_t n, const LinkModel& link, std::string_view configs_dir) {
+  if (spec.empty() || spec == "nvswitch") return make_nvswitch(n, link);
+  if (spec == "full_mesh") return make_full_mesh(n, link);
+  return load_topology(spec, n, configs_dir);
+}
+
+}  // namespace collsim

@@ -1,0 +1,55 @@
+// The replay engine: exact dataflow timing of a schedule (schedule.hpp semantics) with
+// max-min fair bandwidth sharing, without SimGrid.
+//
+// Timing model (identical to SimGrid's CM02 model with network/crosstraffic:0 and
+// network/TCP-gamma:0, so the two engines agree to rounding):
+//  * a transfer of m bytes starts when both endpoints have reached its round (and, in barrier
+//    mode, when every participant of its phase has arrived);
+//  * it first spends the summed latency of its route, using no bandwidth, then moves m bytes at
+//    a max-min fair share of every link on its route, re-shared whenever a flow starts or ends.
+//    As in CM02 the shares are weighted by 1 / (route latency) (TCP's RTT unfairness; weight 1
+//    for a zero-latency route): on nvswitch, full_mesh and cluster every flow on a link has the
+//    same route latency, so this is plain max-min; on dgx1 a forwarded two-hop flow gets half
+//    the share of a direct one on a link they share;
+//  * the sender is done when the data has arrived; a `reduce` receiver adds m * gamma
+//    (topology.link.gamma_s_per_byte) after that.
+//
+// Two execution paths give identical results. When every link that can bind is owned by one
+// sender or one receiver (Topology::links_owned_by_endpoints) and no round uses such a link
+// twice, no two flows ever share a link and each transfer takes exactly latency + m / (route
+// bottleneck): one sweep over the transfers in round order computes every time (tens of
+// millions of transfers per second). Otherwise an event-driven simulation re-shares bandwidth
+// within the connected group of links and flows that an event touches.
+#pragma once
+
+#include <memory>
+
+#include "collsim/sim/engine.hpp"
+
+namespace collsim {
+
+struct ReplayOptions {
+  /// Use the one-sweep path when it is exact. Tests switch it off to check the event-driven
+  /// path against it.
+  bool allow_fast_path = true;
+};
+
+class ReplayEngine final : public Engine {
+ public:
+  explicit ReplayEngine(ReplayOptions options = {}) : options_(options) {}
+  std::string_view name() const override { return "replay"; }
+  /// Executes `schedule`. Throws ConfigError for a config that does not fit the schedule (see
+  /// checked_arrivals) or a topology that is not non_blocking() (an oversubscribed fabric:
+  /// use the simgrid engine), ScheduleError for a malformed transfer.
+  RunResult run(const Schedule& schedule, const RunConfig& config) override;
+  /// True when the last run() took the one-sweep path (for tests and benchmarks).
+  bool last_run_was_fast() const { return last_run_fast_; }
+
+ private:
+  ReplayOptions options_;
+  bool last_run_fast_ = false;
+};
+
+std::unique_ptr<Engine> make_replay_engine(ReplayOptions options = {});
+
+}  // namespace collsim

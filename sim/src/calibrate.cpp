@@ -1,0 +1,527 @@
+#include "collsim/sim/calibrate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/models/atomic_file.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/models/measurement_csv.hpp"
+#include "collsim/models/units.hpp"
+#include "collsim/sim/schedule_cost.hpp"
+
+namespace collsim {
+namespace {
+
+constexpr std::array<SizeRange, 3> kSizeRanges{{
+    {"< 64 KiB", 0.0, 65536.0},
+    {"64 KiB..16 MiB", 65536.0, 16777216.0},
+    {">= 16 MiB", 16777216.0, std::numeric_limits<double>::infinity()},
+}};
+
+// The coefficients are re-evaluated at the fitted parameters until the critical path stops
+// moving; symmetric schedules settle at once, a few rounds bound the rest.
+constexpr int kMaxCriticalPathIterations = 5;
+
+std::string fnv1a64(std::string_view bytes) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const char c : bytes) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+bool contains(const std::vector<Collective>& list, Collective c) {
+  return std::find(list.begin(), list.end(), c) != list.end();
+}
+
+double pick_time(const NcclLogRow& row, LogTime time) {
+  switch (time) {
+    case LogTime::OutOfPlace: return row.time_oop_s;
+    case LogTime::InPlace: return row.time_ip_s;
+    case LogTime::Min: return std::min(row.time_oop_s, row.time_ip_s);
+  }
+  return row.time_oop_s;
+}
+
+void load_nccl_log(const std::filesystem::path& path, const std::string& text, const CalibrationOptions& options,
+                   CalibrationInput& input, std::vector<CalibrationPoint>& points) {
+  NcclLogOptions log_options;
+  log_options.collective = options.collective;
+  log_options.nranks = options.nranks;
+  const NcclLog log = parse_nccl_log(text, path.string(), log_options);
+  input.format = "nccl-tests";
+  input.collective = collective_name(log.collective);
+  input.n = log.nranks;
+  input.rows = log.rows.size();
+  input.skipped = log.zero_size_rows;
+  input.how = fmt::format("collective from {}, nranks from {}", log.collective_from, log.nranks_from);
+  input.warnings = log.warnings;
+  for (const auto& row : log.rows) {
+    CalibrationPoint p;
+    p.source = input.file;
+    p.line = row.line;
+    p.collective = log.collective;
+    p.algorithm = log.collective == Collective::SendRecv ? "sendrecv" : options.algorithm;
+    p.n = log.nranks;
+    p.size_bytes = row.size_bytes;
+    p.measured_s = pick_time(row, options.time);
+    points.push_back(std::move(p));
+  }
+}
+
+// How a collsim-cuda CSV row is explained: the collective and schedule that ran, or nothing for
+// the local reduction kernel (no communication, so no schedule).
+struct CsvExplanation {
+  bool explained = true;
+  Collective collective = Collective::AllReduce;
+  std::string algorithm;
+  bool straggler_aware = false;
+};
+
+CsvExplanation explain_csv_row(const MeasurementRow& row, const CalibrationOptions& options,
+                               const std::filesystem::path& path) {
+  const auto& known = all_algorithms();
+  const auto it = std::find_if(known.begin(), known.end(), [&](const AlgorithmInfo& a) { return a.name == row.algorithm; });
+  if (it != known.end()) return {true, Collective::AllReduce, row.algorithm, it->straggler_aware};
+  if (row.algorithm == "p2p") return {true, Collective::SendRecv, "sendrecv", false};
+  if (row.algorithm == "reduce_scatter_nccl") return {true, Collective::ReduceScatter, options.algorithm, false};
+  if (row.algorithm == "reduce_kernel") return {false, Collective::AllReduce, {}, false};
+  if (row.algorithm.rfind("nccl", 0) == 0) return {true, Collective::AllReduce, options.algorithm, false};
+  throw ConfigError(fmt::format("{}:{}: algorithm '{}' is neither a collsim schedule ({}) nor a native NCCL baseline "
+                                "('nccl') nor a micro-benchmark (p2p, reduce_scatter_nccl, reduce_kernel)",
+                                path.string(), row.line, row.algorithm, algorithm_names()));
+}
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t m = values.size();
+  return m % 2 == 1 ? values[m / 2] : 0.5 * (values[m / 2 - 1] + values[m / 2]);
+}
+
+// Slope of time against size (plain least squares; the sizes are all large), the kernel's
+// seconds per reduced byte with its launch cost removed. 0 when fewer than 2 sizes.
+double kernel_gamma_s_per_byte(const std::vector<std::pair<double, double>>& points) {
+  if (points.size() < 2) return 0.0;
+  double sx = 0, sy = 0;
+  for (const auto& [x, y] : points) {
+    sx += x;
+    sy += y;
+  }
+  const double mx = sx / static_cast<double>(points.size());
+  const double my = sy / static_cast<double>(points.size());
+  double sxy = 0, sxx = 0;
+  for (const auto& [x, y] : points) {
+    sxy += (x - mx) * (y - my);
+    sxx += (x - mx) * (x - mx);
+  }
+  return sxx > 0 ? std::max(0.0, sxy / sxx) : 0.0;
+}
+
+// Our CSVs have one row per iteration; a fit point is the median over the iterations of one
+// (algorithm, n, size, straggler). Rows with an injected delay measure the delay as well as the
+// link and are left to the straggler studies. The reduction-kernel micro-benchmark runs on one
+// GPU and is not a schedule: it is reported as a separate gamma estimate, not fitted.
+void load_measurement_csv(const std::filesystem::path& path, const std::string& text, const CalibrationOptions& options,
+                          CalibrationInput& input, std::vector<CalibrationPoint>& points,
+                          std::vector<std::string>& notes) {
+  const MeasurementCsv csv = parse_measurement_csv(text, path.string());
+  input.format = "collsim-csv";
+  using Key = std::tuple<std::string, std::uint32_t, double, std::int64_t>;
+  std::map<Key, std::size_t> index;
+  struct Group {
+    const MeasurementRow* first;
+    std::vector<double> times;
+  };
+  std::vector<Group> groups;
+  for (const auto& row : csv.rows) {
+    if (row.delay_s > 0) {
+      ++input.skipped;
+      continue;
+    }
+    const Key key{row.algorithm, row.n, row.size_bytes, row.straggler};
+    auto [it, inserted] = index.emplace(key, groups.size());
+    if (inserted) groups.push_back({&row, {}});
+    groups[it->second].times.push_back(row.time_s);
+  }
+  if (groups.empty()) {
+    throw ConfigError(fmt::format("{}: every row has delay_s > 0; calibration needs delay-free runs", path.string()));
+  }
+  const std::size_t delay_free_iterations = csv.rows.size() - input.skipped;
+  std::set<std::uint32_t> ns;
+  std::set<std::string> collectives;
+  std::vector<std::pair<double, double>> kernel_large;  // (size, median time) for sizes >= 16 MiB
+  std::size_t kernel_points = 0;
+  for (const auto& g : groups) {
+    const MeasurementRow& row = *g.first;
+    const CsvExplanation e = explain_csv_row(row, options, path);
+    if (!e.explained) {
+      ++kernel_points;
+      // Large sizes only: below a few MiB the kernel launch, not the arithmetic, dominates.
+      if (row.size_bytes >= 16.0 * 1024 * 1024) kernel_large.emplace_back(row.size_bytes, median_of(g.times));
+      continue;
+    }
+    if (row.n < 2) {
+      throw ConfigError(fmt::format("{}:{}: {} on n = {} GPU: a collective needs at least 2", path.string(), row.line,
+                                    row.algorithm, row.n));
+    }
+    CalibrationPoint p;
+    p.source = input.file;
+    p.line = row.line;
+    p.collective = e.collective;
+    p.algorithm = e.algorithm;
+    p.straggler = e.straggler_aware ? row.straggler : -1;
+    p.n = row.n;
+    p.size_bytes = row.size_bytes;
+    p.measured_s = median_of(g.times);
+    points.push_back(std::move(p));
+    ns.insert(row.n);
+    collectives.insert(collective_name(e.collective));
+    ++input.rows;
+  }
+  if (kernel_points > 0) {
+    const double gamma = kernel_gamma_s_per_byte(kernel_large);
+    notes.push_back(gamma > 0 ? fmt::format("{}: reduce_kernel micro-benchmark alone gives gamma ~ {:.4g} ps/B (slope "
+                                            "over sizes >= 16 MiB; not part of the fit)",
+                                            input.file, 1e12 * gamma)
+                              : fmt::format("{}: {} reduce_kernel points not fitted (too few sizes >= 16 MiB to "
+                                            "estimate gamma from)",
+                                            input.file, kernel_points));
+    input.skipped += kernel_points;
+  }
+  input.n = ns.size() == 1 ? *ns.begin() : 0;
+  input.collective = collectives.size() == 1 ? *collectives.begin() : (collectives.empty() ? "none" : "mixed");
+  input.how = fmt::format("{} delay-free iterations grouped into {} points (median)", delay_free_iterations, groups.size());
+}
+
+// Schedules are generated once per (collective, n, algorithm, straggler) and reused per size.
+class ScheduleCache {
+ public:
+  const Schedule& get(const CalibrationPoint& p) {
+    const auto key = std::make_tuple(p.collective, p.n, p.algorithm, p.straggler);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    std::optional<Rank> s;
+    if (p.straggler >= 0) s = static_cast<Rank>(p.straggler);
+    try {
+      return cache_.emplace(key, collective_schedule(p.collective, p.n, p.algorithm, s)).first->second;
+    } catch (const ScheduleError& e) {
+      throw ScheduleError(fmt::format("{}:{}: cannot explain this {} measurement on {} ranks: {}", p.source, p.line,
+                                      collective_name(p.collective), p.n, e.what()));
+    }
+  }
+
+ private:
+  std::map<std::tuple<Collective, std::uint32_t, std::string, std::int64_t>, Schedule> cache_;
+};
+
+std::vector<FitRow> fit_rows_of(const std::vector<CalibrationPoint>& points) {
+  std::vector<FitRow> rows;
+  for (const auto& p : points) {
+    if (p.fitted) rows.push_back({p.coefficients, p.measured_s, p.size_bytes});
+  }
+  return rows;
+}
+
+bool same_coefficients(const CostCoefficients& a, const CostCoefficients& b) {
+  const auto close = [](double x, double y) { return std::fabs(x - y) <= 1e-12 * std::max(std::fabs(x), std::fabs(y)); };
+  return close(a.latency, b.latency) && close(a.bytes, b.bytes) && close(a.reduce_bytes, b.reduce_bytes);
+}
+
+// Errors per (input, collective, n), fitted groups first, in input order.
+std::vector<SourceErrors> source_errors(const CalibrationReport& report) {
+  std::vector<SourceErrors> out;
+  for (const bool fitted : {true, false}) {
+    for (const auto& input : report.inputs) {
+      std::vector<std::pair<Collective, std::uint32_t>> groups;
+      for (const auto& p : report.points) {
+        const auto key = std::make_pair(p.collective, p.n);
+        if (p.source == input.file && p.fitted == fitted && std::find(groups.begin(), groups.end(), key) == groups.end()) {
+          groups.push_back(key);
+        }
+      }
+      for (const auto& [collective, n] : groups) {
+        SourceErrors s;
+        s.source = input.file;
+        s.collective = collective;
+        s.n = n;
+        s.fitted = fitted;
+        std::vector<double> primary, single;
+        std::vector<const CalibrationPoint*> mine;
+        for (const auto& p : report.points) {
+          if (p.source == input.file && p.fitted == fitted && p.collective == collective && p.n == n) {
+            mine.push_back(&p);
+            primary.push_back(p.rel_error);
+            single.push_back(p.rel_error_single);
+          }
+        }
+        s.overall = error_stats(primary);
+        s.overall_single = error_stats(single);
+        for (const auto& range : kSizeRanges) {
+          std::vector<double> errors;
+          for (const auto* p : mine) {
+            if (p->size_bytes >= range.min_size_bytes && p->size_bytes < range.max_size_bytes) errors.push_back(p->rel_error);
+          }
+          if (!errors.empty()) s.ranges.push_back({range.label, error_stats(errors)});
+        }
+        out.push_back(std::move(s));
+      }
+    }
+  }
+  return out;
+}
+
+ModelFile build_model(const CalibrationReport& report, const std::string& name) {
+  const auto& options = report.options;
+  ModelFile model;
+  model.name = name;
+  model.link = report.single.regimes.front().link;
+  if (report.regime_fit) model.regimes = report.regime_fit->regimes;
+  model.provenance.tool = "collsim calibrate";
+  model.provenance.command = options.command;
+  model.provenance.algorithm = options.algorithm;
+  model.provenance.method = fmt::format(
+      "times explained through the {} schedule's critical path (contention-free); non-negative weighted least "
+      "squares on relative error (weights 1/t){}{}",
+      options.algorithm, options.fit_gamma ? "" : "; gamma fixed at 0 (not fitted)",
+      options.regimes > 1
+          ? fmt::format("; {} regimes on contiguous size ranges (exhaustive breakpoint search), time = min over regimes",
+                        options.regimes)
+          : std::string());
+  model.provenance.time_column = log_time_name(options.time);
+  std::vector<Collective> fitted;
+  for (const auto& p : report.points) {
+    if (p.fitted && !contains(fitted, p.collective)) fitted.push_back(p.collective);
+  }
+  for (const auto c : fitted) model.provenance.fit_on.emplace_back(collective_name(c));
+  for (const auto& input : report.inputs) {
+    model.provenance.sources.push_back(
+        {input.file, input.format, input.collective, input.n, input.rows, input.fnv1a64});
+  }
+  model.median_abs_rel_error = report.fit_stats.median_abs;
+  model.max_abs_rel_error = report.fit_stats.max_abs;
+  for (const auto& p : report.points) {
+    model.fit_rows.push_back({p.source, collective_name(p.collective), p.algorithm, p.n, p.size_bytes, p.measured_s,
+                              p.predicted_s, p.rel_error, p.fitted ? "fit" : "predict", p.regime});
+  }
+  return model;
+}
+
+std::string link_text(const LinkModel& link, bool gamma_fitted) {
+  return fmt::format("alpha = {}, bandwidth = {:.1f} GB/s (beta = {:.4g} ps/B), gamma = {:.4g} ps/B{}",
+                     format_duration(link.latency_s), link.bandwidth_Bps / 1e9, 1e12 / link.bandwidth_Bps,
+                     link.gamma_s_per_byte * 1e12, gamma_fitted ? "" : " (not fitted)");
+}
+
+std::string percent(double x) { return fmt::format("{:.1f}%", 100.0 * x); }
+
+}  // namespace
+
+const char* log_time_name(LogTime time) {
+  switch (time) {
+    case LogTime::Min: return "min";
+    case LogTime::OutOfPlace: return "out_of_place";
+    case LogTime::InPlace: return "in_place";
+  }
+  return "min";
+}
+
+LogTime parse_log_time(std::string_view name) {
+  for (const LogTime t : {LogTime::Min, LogTime::OutOfPlace, LogTime::InPlace}) {
+    if (name == log_time_name(t)) return t;
+  }
+  throw ConfigError(fmt::format("time: unknown value '{}' (known: min, out_of_place, in_place)", name));
+}
+
+std::span<const SizeRange> size_ranges() { return kSizeRanges; }
+
+CalibrationReport run_calibration(std::span<const std::filesystem::path> files, const CalibrationOptions& options) {
+  if (files.empty()) throw ConfigError("calibrate: no input file given (nccl-tests logs or collsim-cuda CSVs)");
+  if (options.regimes < 1 || options.regimes > 3) {
+    throw ConfigError(fmt::format("--regimes: {} is outside 1..3", options.regimes));
+  }
+  find_algorithm(options.algorithm);
+  for (const auto c : options.predict) {
+    if (contains(options.fit_on, c)) {
+      throw ConfigError(fmt::format("--predict {}: the collective is also in --fit-on; a cross-prediction must "
+                                    "predict what was not fitted",
+                                    collective_name(c)));
+    }
+  }
+  CalibrationReport report;
+  report.options = options;
+  for (const auto& path : files) {
+    const std::string text = read_log_text(path);
+    CalibrationInput input;
+    input.path = path.string();
+    input.file = path.filename().string();
+    input.fnv1a64 = fnv1a64(text);
+    if (looks_like_measurement_csv(text)) {
+      load_measurement_csv(path, text, options, input, report.points, report.notes);
+    } else {
+      load_nccl_log(path, text, options, input, report.points);
+    }
+    report.inputs.push_back(std::move(input));
+  }
+
+  // Roles: fitted, cross-predicted, or not used at all.
+  std::vector<CalibrationPoint> used;
+  std::size_t dropped = 0;
+  for (CalibrationPoint& p : report.points) {
+    p.fitted = options.fit_on.empty() || contains(options.fit_on, p.collective);
+    const bool predicted = !p.fitted && (options.predict.empty() || contains(options.predict, p.collective));
+    if (!p.fitted && !predicted) {
+      ++dropped;
+      continue;
+    }
+    used.push_back(std::move(p));
+  }
+  report.points = std::move(used);
+  if (dropped > 0) {
+    report.notes.push_back(fmt::format("{} rows neither fitted nor predicted (collective not in --fit-on / --predict)", dropped));
+  }
+  for (const auto c : options.fit_on) {
+    if (std::none_of(report.points.begin(), report.points.end(), [&](const auto& p) { return p.collective == c; })) {
+      throw ConfigError(fmt::format("--fit-on {}: no input measured this collective", collective_name(c)));
+    }
+  }
+  for (const auto c : options.predict) {
+    if (std::none_of(report.points.begin(), report.points.end(), [&](const auto& p) { return p.collective == c; })) {
+      throw ConfigError(fmt::format("--predict {}: no input measured this collective", collective_name(c)));
+    }
+  }
+
+  if (std::none_of(report.points.begin(), report.points.end(), [](const auto& p) { return p.fitted; })) {
+    throw ConfigError("calibrate: no measurement to fit (the inputs hold no collective a schedule explains)");
+  }
+
+  // Coefficients along the critical path, re-evaluated at the fitted link until stable.
+  ScheduleCache schedules;
+  LinkModel at;
+  std::vector<FitRow> rows;
+  for (int iteration = 0;; ++iteration) {
+    bool changed = false;
+    for (auto& p : report.points) {
+      const CostCoefficients c = schedule_cost_coefficients(schedules.get(p), p.size_bytes, at);
+      changed = changed || iteration == 0 || !same_coefficients(c, p.coefficients);
+      p.coefficients = c;
+    }
+    if (!changed) break;
+    rows = fit_rows_of(report.points);
+    report.single = fit_link_model(rows, {1, options.fit_gamma});
+    at = report.single.regimes.front().link;
+    if (iteration + 1 == kMaxCriticalPathIterations) {
+      report.notes.push_back(fmt::format("the critical path was still moving after {} re-evaluations; coefficients "
+                                         "are those of the last fit",
+                                         kMaxCriticalPathIterations));
+      break;
+    }
+  }
+  for (const auto& n : report.single.notes) report.notes.push_back("single fit: " + n);
+  if (options.regimes > 1) {
+    report.regime_fit = fit_link_model(rows, {options.regimes, options.fit_gamma});
+    for (const auto& n : report.regime_fit->notes) report.notes.push_back(fmt::format("{}-regime fit: ", options.regimes) + n);
+  }
+
+  const auto& single_regimes = report.single.regimes;
+  std::vector<double> fitted_errors;
+  for (auto& p : report.points) {
+    p.predicted_single_s = predict_time_s(p.coefficients, single_regimes);
+    p.rel_error_single = p.predicted_single_s / p.measured_s - 1.0;
+    if (report.regime_fit) {
+      p.regime = best_regime(p.coefficients, report.regime_fit->regimes);
+      p.predicted_s = predict_time_s(p.coefficients, report.regime_fit->regimes);
+      p.rel_error = p.predicted_s / p.measured_s - 1.0;
+    } else {
+      p.predicted_s = p.predicted_single_s;
+      p.rel_error = p.rel_error_single;
+    }
+    if (p.fitted) fitted_errors.push_back(p.rel_error);
+  }
+  report.fit_stats = error_stats(fitted_errors);
+  report.sources = source_errors(report);
+
+  std::string name = options.name;
+  if (name.empty()) name = options.out_model.empty() ? "calibrated" : options.out_model.stem().string();
+  report.model = build_model(report, name);
+  std::filesystem::path csv_path = options.out_csv;
+  if (csv_path.empty() && !options.out_model.empty()) {
+    csv_path = options.out_model.parent_path() / (options.out_model.stem().string() + "_fit.csv");
+  }
+  if (!options.out_model.empty()) {
+    write_model_file(report.model, options.out_model);
+    report.model_path = options.out_model;
+  }
+  if (!csv_path.empty()) {
+    write_file_atomically(csv_path.string(), calibration_csv(report));
+    report.csv_path = csv_path;
+  }
+  return report;
+}
+
+std::string calibration_csv(const CalibrationReport& report) {
+  std::string out =
+      "source,line,collective,algorithm,n,size_bytes,measured_s,predicted_s,rel_error,predicted_single_s,"
+      "rel_error_single,role,regime\n";
+  for (const auto& p : report.points) {
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.source, p.line, collective_name(p.collective),
+                       p.algorithm, p.n, p.size_bytes, p.measured_s, p.predicted_s, p.rel_error, p.predicted_single_s,
+                       p.rel_error_single, p.fitted ? "fit" : "predict", p.regime);
+  }
+  return out;
+}
+
+std::string format_calibration_report(const CalibrationReport& report) {
+  const auto& options = report.options;
+  std::string out = fmt::format("collsim calibrate: schedule '{}', nccl-tests time '{}', {} regime(s)\n",
+                                options.algorithm, log_time_name(options.time), options.regimes);
+  out += "inputs:\n";
+  for (const auto& in : report.inputs) {
+    out += fmt::format("  {}: {} {} n={} rows={} skipped={} ({})\n", in.file, in.format, in.collective, in.n, in.rows,
+                       in.skipped, in.how);
+    for (const auto& w : in.warnings) out += fmt::format("    warning: {}\n", w);
+  }
+  const auto& single = report.single.regimes.front();
+  out += fmt::format("single fit: {}\n", link_text(single.link, single.gamma_fitted));
+  if (report.regime_fit) {
+    out += fmt::format("{}-regime fit (time = min over regimes):\n", report.regime_fit->regimes.size());
+    for (std::size_t k = 0; k < report.regime_fit->regimes.size(); ++k) {
+      const auto& r = report.regime_fit->regimes[k];
+      out += fmt::format("  regime {}: {} .. {}: {}\n", k, format_size(r.min_size_bytes), format_size(r.max_size_bytes),
+                         link_text(r.link, r.gamma_fitted));
+    }
+  }
+  out += fmt::format("fit: {} rows, median |rel error| {}, max {} (single fit: median {}, max {})\n",
+                     report.fit_stats.count, percent(report.fit_stats.median_abs), percent(report.fit_stats.max_abs),
+                     percent(report.single.stats.median_abs), percent(report.single.stats.max_abs));
+  out += fmt::format("{:<40} {:<14} {:>3} {:>10} {:>12} {:>12} {:>8} {:>7}\n", "source", "collective", "n", "size",
+                     "measured", "predicted", "rel.err", "role");
+  for (const auto& p : report.points) {
+    out += fmt::format("{:<40} {:<14} {:>3} {:>10} {:>12} {:>12} {:>8} {:>7}\n", p.source, collective_name(p.collective),
+                       p.n, format_size(p.size_bytes), format_duration(p.measured_s), format_duration(p.predicted_s),
+                       percent(p.rel_error), p.fitted ? "fit" : "predict");
+  }
+  out += "errors per input and size range (median / max |rel error|, signed mean):\n";
+  for (const auto& s : report.sources) {
+    out += fmt::format("  {} ({} n={}, {}): overall {} / {} (mean {:+.1f}%)\n", s.source, collective_name(s.collective),
+                       s.n, s.fitted ? "fitted" : "cross-predicted", percent(s.overall.median_abs),
+                       percent(s.overall.max_abs), 100.0 * s.overall.mean);
+    for (const auto& r : s.ranges) {
+      out += fmt::format("    {:<16} {:>3} rows: {} / {} (mean {:+.1f}%)\n", r.label, r.stats.count,
+                         percent(r.stats.median_abs), percent(r.stats.max_abs), 100.0 * r.stats.mean);
+    }
+  }
+  for (const auto& n : report.notes) out += fmt::format("note: {}\n", n);
+  if (!report.model_path.empty()) out += fmt::format("model written to {}\n", report.model_path.string());
+  if (!report.csv_path.empty()) out += fmt::format("measured vs predicted written to {}\n", report.csv_path.string());
+  return out;
+}
+
+}  // namespace collsim

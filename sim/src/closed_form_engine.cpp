@@ -1,0 +1,86 @@
+// The closed_form engine: turns arrival times into the single straggler delay the formulas
+// take, and refuses inputs the formulas do not describe instead of returning a wrong number.
+#include "collsim/sim/closed_form_engine.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "collsim/models/closed_form.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/sim/run_checks.hpp"
+
+namespace collsim {
+namespace {
+
+bool is_tree(std::string_view algorithm) {
+  return algorithm.size() >= 4 && algorithm.substr(algorithm.size() - 4) == "tree";
+}
+
+// StragglAR's phase-2 round count depends on the generator (n - 2 + log2 n for powers of two,
+// a heuristic otherwise); the formula must use the schedule's own count.
+std::uint32_t completion_rounds(const Schedule& schedule) {
+  for (const Phase& phase : schedule.phases) {
+    if (phase.name() == "completion") return static_cast<std::uint32_t>(phase.num_rounds());
+  }
+  if (schedule.phases.empty()) throw ConfigError("the stragglar schedule has no phases");
+  return static_cast<std::uint32_t>(schedule.phases.back().num_rounds());
+}
+
+}  // namespace
+
+RunResult ClosedFormEngine::run(const Schedule& schedule, const RunConfig& config) {
+  const std::vector<double> arrivals = checked_arrivals(schedule, config);
+  const Topology& topo = config.topology;
+  if (topo.kind != TopologyKind::NvSwitch && topo.kind != TopologyKind::FullMesh) {
+    throw ConfigError(fmt::format(
+        "the closed_form engine assumes a homogeneous any-to-any fabric (nvswitch or full_mesh); "
+        "topology '{}' is {} (use --engine replay or simgrid)", topo.name, topology_kind_name(topo.kind)));
+  }
+  const double base = *std::min_element(arrivals.begin(), arrivals.end());
+  std::int64_t late = -1;
+  for (Rank r = 0; r < schedule.n; ++r) {
+    if (arrivals[r] == base) continue;
+    if (late >= 0) {
+      throw ConfigError(fmt::format(
+          "the closed_form engine models one late rank; ranks {} and {} arrive {} s and {} s after the first "
+          "(use --engine replay)", late, r, arrivals[static_cast<std::size_t>(late)] - base, arrivals[r] - base));
+    }
+    late = r;
+  }
+  if (late >= 0 && schedule.straggler >= 0 && late != schedule.straggler) {
+    throw ConfigError(fmt::format(
+        "the {} schedule was built for straggler rank {} but rank {} is the late one; its formula does not apply "
+        "(use --engine replay)", schedule.algorithm, schedule.straggler, late));
+  }
+  // The eager formulas of oblivious algorithms place the late rank at n-1; only the ring is
+  // symmetric under rotation, so any late rank gives its time.
+  if (late >= 0 && schedule.straggler < 0 && config.start == StartMode::Eager && late != schedule.n - 1 &&
+      schedule.algorithm != "ring") {
+    throw ConfigError(fmt::format(
+        "the eager closed form of {} assumes the late rank is {} (n-1), not {} (use --engine replay)",
+        schedule.algorithm, schedule.n - 1, late));
+  }
+
+  ClosedFormInput input;
+  input.algorithm = schedule.algorithm;
+  input.n = schedule.n;
+  input.size_bytes = config.size_bytes;
+  input.link = topo.link;
+  input.delay_s = late >= 0 ? arrivals[static_cast<std::size_t>(late)] - base : 0.0;
+  input.start = config.start;
+  input.pipeline_chunks = is_tree(schedule.algorithm) ? schedule.num_chunks : 0;
+  if (schedule.algorithm == "stragglar") input.completion_rounds = completion_rounds(schedule);
+  const ClosedFormResult formula = closed_form_time(input);
+
+  RunResult result;
+  result.engine = "closed_form";
+  result.finish_s.assign(schedule.n, base + formula.time_s);
+  result.transfers = 0;
+  summarize_run(result, arrivals);
+  return result;
+}
+
+std::unique_ptr<Engine> make_closed_form_engine() { return std::make_unique<ClosedFormEngine>(); }
+
+}  // namespace collsim

@@ -1,0 +1,95 @@
+#include "collsim/experiments/advise.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/experiments/cli.hpp"
+
+namespace collsim {
+namespace {
+
+bool stragglar_available(Rank n) { return find_algorithm("stragglar").unsupported_reason(n).empty(); }
+
+AdviseRequest request_for(double delay_s) {
+  AdviseRequest r;
+  r.spec.n = {8};
+  r.spec.sizes_bytes = {1024.0 * 1024 * 1024};
+  r.spec.topologies = {{"nvswitch", "nvswitch"}};
+  r.spec.engines = {"replay"};
+  r.spec.starts = {StartMode::Barrier};
+  ArrivalChoice a;
+  a.label = "fixed_delay";
+  a.delay_s = delay_s;
+  a.last_rank_straggler = true;
+  r.spec.arrivals = {a};
+  return r;
+}
+
+TEST(Advise, LargeDelayPicksStragglarAndZeroDelayABaseline) {
+  if (!stragglar_available(8)) GTEST_SKIP() << "stragglar generator not built yet";
+  const AdviseResult late = advise(request_for(20e-3));
+  EXPECT_EQ(late.best, "stragglar");
+  EXPECT_NE(late.best_baseline, "stragglar");
+  ASSERT_TRUE(late.critical_delay_s.has_value());
+  EXPECT_GT(*late.critical_delay_s, 0.0);
+  EXPECT_LT(*late.critical_delay_s, 20e-3);
+  EXPECT_NE(late.recommendation.find("Use stragglar"), std::string::npos) << late.recommendation;
+
+  const AdviseResult none = advise(request_for(0.0));
+  EXPECT_NE(none.best, "stragglar");
+  EXPECT_EQ(none.best, none.best_baseline);
+  EXPECT_EQ(none.recommendation.find("Use stragglar"), std::string::npos) << none.recommendation;
+  ASSERT_TRUE(none.critical_delay_s.has_value());
+  // The crossing does not depend on the arrival model being evaluated.
+  EXPECT_NEAR(*none.critical_delay_s, *late.critical_delay_s, 1e-9 + 1e-6 * *late.critical_delay_s);
+  // Barrier-mode baselines pay d + T, StragglAR max(d, T_RS) + T_SAR: just above the critical
+  // delay StragglAR is faster, just below it is slower.
+  EXPECT_EQ(none.ranking.size(), all_algorithms().size());
+}
+
+TEST(Advise, RankingIsSortedAndJsonHasTheKeys) {
+  const AdviseResult r = advise(request_for(1e-3));
+  for (std::size_t i = 1; i < r.ranking.size(); ++i) EXPECT_LE(r.ranking[i - 1].time.mean, r.ranking[i].time.mean);
+  const std::string json = advise_json(r);
+  for (const char* key : {"\"ranking\":[", "\"best\":", "\"best_by_p99\":", "\"critical_delay_s\":", "\"recommendation\":",
+                          "\"mean_time_s\":", "\"p99_time_s\":"}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key;
+  }
+  EXPECT_NE(advise_text(r).find(r.recommendation), std::string::npos);
+}
+
+TEST(Advise, RejectsSweeps) {
+  AdviseRequest r = request_for(0);
+  r.spec.n = {4, 8};
+  EXPECT_THROW(advise(r), ConfigError);
+}
+
+TEST(AdviseCommand, FlagsAndErrors) {
+  std::ostringstream out, err;
+  EXPECT_EQ(run_cli({"advise", "-n", "8", "--size", "1MiB", "--delay", "2ms", "--algorithms", "recursive_halving_doubling",
+                     "--json"},
+                    out, err),
+            0)
+      << err.str();
+  EXPECT_NE(out.str().find("\"best\":"), std::string::npos) << out.str();
+  std::ostringstream out2, err2;
+  EXPECT_EQ(run_cli({"advise", "-n", "8", "--size", "1MiB", "--distribution", "exponential:mean=1ms", "--trials", "20",
+                     "--algorithms", "recursive_halving_doubling,direct"},
+                    out2, err2),
+            0)
+      << err2.str();
+  EXPECT_NE(out2.str().find("20 trials"), std::string::npos) << out2.str();
+  std::ostringstream out3, err3;
+  EXPECT_EQ(run_cli({"advise", "--size", "1MiB"}, out3, err3), 2);
+  EXPECT_NE(err3.str().find("-n"), std::string::npos);
+  std::ostringstream out4, err4;
+  EXPECT_EQ(run_cli({"advise", "-n", "8", "--size", "1MiB", "--delay", "1ms", "--distribution", "5ms"}, out4, err4), 2);
+  std::ostringstream out5, err5;
+  EXPECT_EQ(run_cli({"advise", "-n", "8", "--size", "1MiB", "--arrival", "{model: stragglers, rank: 9, delay: 1ms}"}, out5, err5), 2);
+  EXPECT_NE(err5.str().find("9"), std::string::npos) << err5.str();
+}
+
+}  // namespace
+}  // namespace collsim

@@ -1,0 +1,363 @@
+#include "collsim/experiments/runner.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "collsim/experiments/checkpoint.hpp"
+#include "collsim/experiments/cli.hpp"
+#include "collsim/experiments/output.hpp"
+
+namespace collsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Random arrivals (lognormal straggler that moves, uniform jitter) so that seeds matter.
+const std::string kStudy =
+    "name: resume_study\n"
+    "algorithms: [recursive_halving_doubling, binomial_tree]\n"
+    "n: [4, 8]\n"
+    "sizes: [64KiB, 4MiB]\n"
+    "arrival:\n"
+    "  - {label: ln, model: stragglers, rank: 3, delay: {distribution: lognormal, median: 1ms, mean: 2ms}, persistence: 0.7}\n"
+    "  - {label: jit, model: none, jitter: {distribution: uniform, min: 0, max: 50us}}\n"
+    "start: [barrier, eager]\n"
+    "trials: 6\n"
+    "seed: 7\n";
+
+ExperimentSpec make_spec(const std::string& text) {
+  ExperimentSpec spec = parse_spec(text, "test.yaml", {});
+  validate(spec);
+  return spec;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("collsim_test_{}_{}", name, ::getpid());
+  fs::remove_all(dir);
+  return dir;
+}
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> fields(const std::string& line) {
+  std::vector<std::string> out;
+  std::string field;
+  std::istringstream in(line);
+  while (std::getline(in, field, ',')) out.push_back(field);
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+TEST(Runner, SameSeedGivesTheSameBytes) {
+  const ExperimentSpec spec = make_spec(kStudy);
+  const SweepGrid grid(spec);
+  const StudyResult a = run_study(grid, {});
+  const StudyResult b = run_study(grid, {});
+  ASSERT_TRUE(a.complete);
+  EXPECT_EQ(results_csv(grid, a), results_csv(grid, b));
+  EXPECT_EQ(summary_csv(grid, a), summary_csv(grid, b));
+  std::string text = kStudy;
+  text.replace(text.find("seed: 7"), 7, "seed: 8");
+  const ExperimentSpec other = make_spec(text);
+  const SweepGrid other_grid(other);
+  EXPECT_NE(results_csv(other_grid, run_study(other_grid, {})), results_csv(grid, a));
+}
+
+TEST(Runner, ResultsHaveTheDocumentedColumnsAndCommonRandomNumbers) {
+  const ExperimentSpec spec = make_spec(kStudy);
+  const SweepGrid grid(spec);
+  const StudyResult result = run_study(grid, {});
+  const auto rows = lines_of(results_csv(grid, result));
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows[0],
+            "algorithm,n,size_bytes,topology,engine,start,delay_s,trial,seed,time_s,time_after_last_arrival_s,"
+            "speedup_vs_ring,arrival,straggler,straggler_moved,algbw_GBps,busbw_GBps,hidden_delay_fraction,transfers");
+  EXPECT_EQ(rows.size(), 1 + grid.num_points() * spec.trials);
+  const auto header = fields(rows[0]);
+  for (std::size_t r = 1; r < rows.size(); ++r) EXPECT_EQ(fields(rows[r]).size(), header.size()) << rows[r];
+  // Every algorithm of a scenario sees the same arrivals in each trial; ring's speedup is 1.
+  bool moved = false;
+  for (std::size_t i = 0; i < grid.num_points(); ++i) {
+    const PointResult& p = result.points[i];
+    const PointResult& ring = result.points[grid.baseline(i)];
+    ASSERT_EQ(p.trials.size(), spec.trials);
+    for (std::size_t t = 0; t < p.trials.size(); ++t) {
+      EXPECT_EQ(p.trials[t].delay_s, ring.trials[t].delay_s);
+      EXPECT_EQ(p.trials[t].straggler, ring.trials[t].straggler);
+      moved = moved || p.trials[t].straggler_moved;
+    }
+  }
+  EXPECT_TRUE(moved) << "persistence 0.7 over 6 trials should move the straggler at least once";
+  const auto speedups = speedups_vs_ring(grid, result);
+  for (std::size_t i = 0; i < grid.num_points(); ++i) {
+    for (std::size_t t = 0; t < spec.trials; ++t) {
+      const double expected = result.points[grid.baseline(i)].trials[t].time_s / result.points[i].trials[t].time_s;
+      EXPECT_DOUBLE_EQ(speedups[i][t], expected);
+      if (grid.baseline(i) == i) {
+        EXPECT_EQ(speedups[i][t], 1.0);
+      }
+    }
+  }
+}
+
+TEST(Runner, HiddenDelayFractionOfABarrierBaselineIsZero) {
+  const ExperimentSpec spec = make_spec("name: t\nalgorithms: [ring]\nn: 8\ndelays: 1ms\nstart: barrier\n");
+  const SweepGrid grid(spec);
+  const auto rows = lines_of(results_csv(grid, run_study(grid, {})));
+  ASSERT_EQ(rows.size(), 2u);
+  const auto f = fields(rows[1]);
+  EXPECT_NEAR(std::stod(f[17]), 0.0, 1e-9) << rows[1];  // barrier ring pays d + T
+  EXPECT_EQ(f[6], "0.001");
+  EXPECT_EQ(f[13], "7");
+}
+
+// Mirrors run_command: run, write the files, drop the checkpoint.
+StudyResult run_into(const ExperimentSpec& spec, const fs::path& dir, std::size_t stop_after = 0) {
+  const SweepGrid grid(spec);
+  RunnerOptions options;
+  options.checkpoint_dir = dir;
+  options.stop_after_units = stop_after;
+  StudyResult result = run_study(grid, options);
+  write_study_outputs(dir, grid, result);
+  fs::remove(checkpoint_path(dir));
+  return result;
+}
+
+TEST(Runner, InterruptedRunResumesAndMatchesAnUninterruptedOne) {
+  const ExperimentSpec spec = make_spec(kStudy);
+  const fs::path whole = fresh_dir("whole");
+  const fs::path resumed = fresh_dir("resumed");
+  run_into(spec, whole);
+
+  EXPECT_THROW(run_into(spec, resumed, 5), StudyInterrupted);
+  EXPECT_TRUE(fs::exists(checkpoint_path(resumed)));
+  EXPECT_FALSE(fs::exists(resumed / "results.csv"));
+  // A second interruption after more work, then completion.
+  EXPECT_THROW(run_into(spec, resumed, 3), StudyInterrupted);
+  const StudyResult result = run_into(spec, resumed);
+  EXPECT_EQ(result.units_resumed, 8u);
+  EXPECT_EQ(result.units_total, SweepGrid(spec).num_points());
+  for (const char* file : {"results.csv", "summary.csv"}) {
+    EXPECT_EQ(read(whole / file), read(resumed / file)) << file;
+  }
+  EXPECT_FALSE(fs::exists(checkpoint_path(resumed)));
+  const auto timing = lines_of(read(resumed / "timing.csv"));
+  std::size_t resumed_rows = 0;
+  for (std::size_t r = 1; r < timing.size(); ++r) resumed_rows += fields(timing[r]).back() == "1" ? 1 : 0;
+  EXPECT_EQ(resumed_rows, 8u);
+  fs::remove_all(whole);
+  fs::remove_all(resumed);
+}
+
+TEST(Runner, CheckpointOfAnotherStudyIsIgnored) {
+  const fs::path dir = fresh_dir("other");
+  const ExperimentSpec spec = make_spec(kStudy);
+  EXPECT_THROW(run_into(spec, dir, 4), StudyInterrupted);
+  std::string text = kStudy;
+  text.replace(text.find("trials: 6"), 9, "trials: 5");
+  const StudyResult result = run_into(make_spec(text), dir);
+  EXPECT_EQ(result.units_resumed, 0u);
+  fs::remove_all(dir);
+}
+
+TEST(Checkpoint, RoundTripIsExactAndTornLinesAreIgnored) {
+  UnitResult u;
+  u.unit = 3;
+  u.point = 7;
+  u.trial_begin = 10;
+  u.trial_end = 12;
+  u.time_no_delay_s = std::nan("");
+  u.wall_s = 0.125;
+  u.trials = {{1.0 / 3, 2.0 / 7, 1e-300, 5, true, 123456789012ULL}, {0, 0.1 + 0.2, 3.14159, 0, false, 0}};
+  const UnitResult back = decode_unit(encode_unit(u));
+  EXPECT_EQ(back.unit, 3u);
+  EXPECT_EQ(back.point, 7u);
+  EXPECT_TRUE(std::isnan(back.time_no_delay_s));
+  ASSERT_EQ(back.trials.size(), 2u);
+  EXPECT_EQ(back.trials[0].delay_s, 1.0 / 3);
+  EXPECT_EQ(back.trials[0].time_s, 2.0 / 7);
+  EXPECT_EQ(back.trials[0].time_after_last_arrival_s, 1e-300);
+  EXPECT_TRUE(back.trials[0].straggler_moved);
+  EXPECT_EQ(back.trials[0].transfers, 123456789012ULL);
+  EXPECT_EQ(back.trials[1].time_s, 0.1 + 0.2);
+  EXPECT_THROW(decode_unit("U 1 2"), Error);
+  EXPECT_THROW(decode_unit(encode_unit(u) + " 9"), Error);
+
+  const fs::path dir = fresh_dir("journal");
+  {
+    Checkpoint cp(checkpoint_path(dir), "abc");
+    EXPECT_TRUE(cp.load().empty());
+    cp.append(u);
+    u.unit = 4;
+    cp.append(u);
+  }
+  {
+    std::ofstream torn(checkpoint_path(dir), std::ios::app);
+    torn << encode_unit(u).substr(0, 20);  // a crash in the middle of a line
+  }
+  Checkpoint again(checkpoint_path(dir), "abc");
+  EXPECT_EQ(again.load().size(), 2u);
+  u.unit = 5;
+  again.append(u);  // appending after a torn line starts a new line
+  Checkpoint third(checkpoint_path(dir), "abc");
+  EXPECT_EQ(third.load().size(), 3u);
+  Checkpoint other(checkpoint_path(dir), "xyz");
+  EXPECT_TRUE(other.load().empty());
+  fs::remove_all(dir);
+}
+
+TEST(Output, AtomicWritesLeaveNoPartialFile) {
+  const ExperimentSpec spec = make_spec("name: t\nalgorithms: [ring]\nn: 4\n");
+  const SweepGrid grid(spec);
+  const StudyResult result = run_study(grid, {});
+  const fs::path dir = fresh_dir("atomic");
+  // results.csv is a directory: its rename fails after the temporary file was written.
+  fs::create_directories(dir / "results.csv" / "blocker");
+  EXPECT_THROW(write_study_outputs(dir, grid, result), ConfigError);
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << entry.path();
+  }
+  EXPECT_FALSE(fs::exists(dir / "summary.csv"));
+  // An error while building the contents writes nothing at all.
+  const fs::path empty_dir = fresh_dir("atomic_empty");
+  StudyResult incomplete;
+  EXPECT_THROW(write_study_outputs(empty_dir, grid, incomplete), InternalError);
+  EXPECT_FALSE(fs::exists(empty_dir));
+  // Stale temporaries of a killed writer are removed.
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "results.csv.tmp.12345") << "half";
+  std::ofstream(dir / "notes.txt.tmp.1") << "not ours";
+  remove_stale_temporaries(dir);
+  EXPECT_FALSE(fs::exists(dir / "results.csv.tmp.12345"));
+  EXPECT_TRUE(fs::exists(dir / "notes.txt.tmp.1"));
+  fs::remove_all(dir);
+}
+
+TEST(Output, SummaryStatistics) {
+  std::vector<double> hundred;
+  for (int i = 1; i <= 100; ++i) hundred.push_back(101 - i);  // unsorted on purpose
+  const SampleStats s = summarize(hundred);
+  EXPECT_EQ(s.count, 100u);
+  EXPECT_EQ(s.p50, 50);
+  EXPECT_EQ(s.p99, 99);
+  EXPECT_EQ(s.min, 1);
+  EXPECT_EQ(s.max, 100);
+  EXPECT_DOUBLE_EQ(s.mean, 50.5);
+  const std::vector<double> ten{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  EXPECT_EQ(percentile(ten, 50), 5);
+  EXPECT_EQ(percentile(ten, 99), 10);  // nearest rank: ceil(9.9) = 10th value
+  EXPECT_EQ(percentile(ten, 90), 9);
+  EXPECT_EQ(percentile(ten, 0), 1);
+  EXPECT_EQ(percentile(ten, 100), 10);
+  const std::vector<double> same(7, 0.1);
+  EXPECT_EQ(summarize(same).mean, 0.1);  // exact, not 0.1 * 7 / 7
+  const std::vector<double> one{4.5};
+  EXPECT_EQ(summarize(one).p99, 4.5);
+  EXPECT_THROW(summarize(std::vector<double>{}), InternalError);
+}
+
+TEST(Output, SummaryHasOneRowPerPointAndRanks) {
+  const ExperimentSpec spec = make_spec(kStudy);
+  const SweepGrid grid(spec);
+  const StudyResult result = run_study(grid, {});
+  const auto rows = lines_of(summary_csv(grid, result));
+  ASSERT_EQ(rows.size(), 1 + grid.num_points());
+  EXPECT_EQ(fields(rows[0]).size(), 20u);
+  std::map<std::size_t, std::vector<int>> ranks;
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    const auto f = fields(rows[r]);
+    ASSERT_EQ(f.size(), 20u) << rows[r];
+    ranks[grid.scenario(std::stoul(f[0]))].push_back(std::stoi(f[19]));
+    EXPECT_LE(std::stod(f[11]), std::stod(f[12]));  // p50 <= p99
+  }
+  for (auto& [scenario, r] : ranks) {
+    std::sort(r.begin(), r.end());
+    EXPECT_EQ(r.front(), 1);
+  }
+  const std::string text = text_summary(grid, result, 3);
+  EXPECT_NE(text.find("vs ring"), std::string::npos);
+  EXPECT_NE(text.find("more, see summary.csv"), std::string::npos);
+}
+
+TEST(Progress, PlainLinesAndEta) {
+  std::ostringstream out;
+  Progress progress(out, Progress::Style::Lines, "run x", 0.0);
+  progress.start(100, 20, 10, 2);
+  progress.advance(40, 4);
+  progress.finish();
+  const std::string text = out.str();
+  EXPECT_NE(text.find("resuming, 2 of 10 trials"), std::string::npos) << text;
+  EXPECT_NE(text.find("60% 6/10 trials"), std::string::npos) << text;
+  EXPECT_NE(text.find("ETA"), std::string::npos) << text;
+  EXPECT_NE(text.find("done"), std::string::npos) << text;
+  EXPECT_EQ(text.find('\r'), std::string::npos);
+  // Plain lines are throttled: many quick updates print only the first and the final line.
+  std::ostringstream throttled;
+  Progress slow(throttled, Progress::Style::Lines, "run z", 3600.0);
+  slow.start(100, 0, 100, 0);
+  for (int i = 0; i < 100; ++i) slow.advance(1, 1);
+  slow.finish();
+  EXPECT_EQ(lines_of(throttled.str()).size(), 2u) << throttled.str();
+  std::ostringstream bar;
+  Progress tty(bar, Progress::Style::Bar, "run y", 0.0);
+  tty.start(10, 0, 10, 0);
+  tty.finish();
+  EXPECT_NE(bar.str().find("\r["), std::string::npos);
+  EXPECT_EQ(format_eta(3725), "1 h 02 min");
+  EXPECT_EQ(format_eta(185), "3 min 05 s");
+  EXPECT_EQ(format_eta(12.4), "12 s");
+}
+
+TEST(RunCommand, WritesTheFilesAndRejectsBadSpecs) {
+  const fs::path dir = fresh_dir("cli");
+  const std::string spec = std::string(COLLSIM_TEST_DATA_DIR) + "/experiments/good.yaml";
+  std::ostringstream out, err;
+  EXPECT_EQ(run_cli({"run", spec, "--out", dir.string(), "--quiet"}, out, err), 0) << err.str();
+  for (const char* file : {"results.csv", "summary.csv", "timing.csv", "config.resolved.yaml"}) {
+    EXPECT_TRUE(fs::exists(dir / file)) << file;
+  }
+  EXPECT_FALSE(fs::exists(checkpoint_path(dir)));
+  std::ostringstream out2, err2;
+  EXPECT_EQ(run_cli({"run", "/no/such.yaml"}, out2, err2), 2);
+  EXPECT_NE(err2.str().find("/no/such.yaml"), std::string::npos);
+  // Plot scripts run after the files are written; a failing one makes the exit code 1.
+  const std::string plotted = std::string(COLLSIM_TEST_DATA_DIR) + "/experiments/with_plot.yaml";
+  const fs::path plot_dir = fresh_dir("plot");
+  std::ostringstream out4, err4;
+  EXPECT_EQ(run_cli({"run", plotted, "--out", plot_dir.string(), "--quiet"}, out4, err4), 0) << err4.str();
+  EXPECT_EQ(read(plot_dir / "plotted.txt"), "2 points\n");
+  const fs::path fail_dir = fresh_dir("plot_fail");
+  EXPECT_EQ(run_cli({"run", plotted, "--out", fail_dir.string(), "--quiet"}, out4, err4), 1);
+  EXPECT_TRUE(fs::exists(fail_dir / "results.csv"));
+  const fs::path skip_dir = fresh_dir("plot_skip");
+  EXPECT_EQ(run_cli({"run", plotted, "--out", skip_dir.string(), "--quiet", "--no-plot"}, out4, err4), 0);
+  EXPECT_FALSE(fs::exists(skip_dir / "plotted.txt"));
+  for (const auto& d : {plot_dir, fail_dir, skip_dir}) fs::remove_all(d);
+  std::ostringstream help, err3;
+  EXPECT_EQ(run_cli({"run", "--help"}, help, err3), 0);
+  EXPECT_NE(help.str().find("--out"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace collsim

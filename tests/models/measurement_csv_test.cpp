@@ -1,0 +1,86 @@
+#include "collsim/models/measurement_csv.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "collsim/models/error.hpp"
+
+namespace collsim {
+namespace {
+
+constexpr const char* kHeader =
+    "algorithm,n,size_bytes,delay_s,straggler,iteration,time_s,algbw_GBps,busbw_GBps,device,driver_version,nccl_version\n";
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_measurement_csv(text, "m.csv");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted: " << text;
+  return {};
+}
+
+void expect_contains(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
+}
+
+TEST(MeasurementCsvReader, ParsesTheDocumentedSchema) {
+  const std::string text = std::string(kHeader) +
+                           "ring,8,1048576,0,-1,0,2.5e-05,41.9,73.4,NVIDIA H100 80GB HBM3,550.54.15,2.21.5\n"
+                           "stragglar,8,1048576,0.001,7,1,0.00103,1.01,1.77,\"NVIDIA H100, SXM\",550.54.15,2.21.5\n";
+  const MeasurementCsv csv = parse_measurement_csv(text, "m.csv");
+  ASSERT_EQ(csv.rows.size(), 2u);
+  EXPECT_EQ(csv.rows[0].algorithm, "ring");
+  EXPECT_EQ(csv.rows[0].n, 8u);
+  EXPECT_EQ(csv.rows[0].size_bytes, 1048576.0);
+  EXPECT_EQ(csv.rows[0].straggler, -1);
+  EXPECT_DOUBLE_EQ(csv.rows[0].time_s, 2.5e-5);
+  EXPECT_EQ(csv.rows[0].device, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(csv.rows[0].line, 2u);
+  EXPECT_EQ(csv.rows[1].straggler, 7);
+  EXPECT_DOUBLE_EQ(csv.rows[1].delay_s, 0.001);
+  EXPECT_EQ(csv.rows[1].iteration, 1u);
+  EXPECT_EQ(csv.rows[1].device, "NVIDIA H100, SXM");
+  EXPECT_EQ(csv.rows[1].nccl_version, "2.21.5");
+}
+
+TEST(MeasurementCsvReader, ColumnsByNameInAnyOrderWithExtras) {
+  const MeasurementCsv csv = parse_measurement_csv(
+      "# produced by a test\ntime_s,extra,size_bytes,n,algorithm\n1e-05,x,4096,4,ring\n\n", "m.csv");
+  ASSERT_EQ(csv.rows.size(), 1u);
+  EXPECT_EQ(csv.rows[0].algorithm, "ring");
+  EXPECT_EQ(csv.rows[0].n, 4u);
+  EXPECT_EQ(csv.rows[0].delay_s, 0.0);
+  EXPECT_EQ(csv.rows[0].line, 3u);
+}
+
+TEST(MeasurementCsvReader, Detection) {
+  EXPECT_TRUE(looks_like_measurement_csv(kHeader));
+  EXPECT_TRUE(looks_like_measurement_csv("\n# comment\nalgorithm,n,size_bytes,time_s\n"));
+  EXPECT_FALSE(looks_like_measurement_csv("# nThread 1 nGpus 4\n      8   2   float\n"));
+  EXPECT_FALSE(looks_like_measurement_csv(""));
+}
+
+TEST(MeasurementCsvReader, BadInputs) {
+  const std::string h = kHeader;
+  expect_contains(error_of(""), "m.csv: the file is empty");
+  expect_contains(error_of(h), "header but no data rows");
+  expect_contains(error_of("algorithm,n,time_s\nring,4,1e-5\n"), "m.csv:1: the header has no 'size_bytes' column");
+  expect_contains(error_of("algorithm,n,n,size_bytes,time_s\n"), "column 'n' appears twice");
+  expect_contains(error_of(h + "ring,8,1048576,0,-1,0,2.5e-05\n"), "m.csv:2: expected 12 fields as in the header, found 7");
+  expect_contains(error_of(h + "ring,eight,1048576,0,-1,0,2.5e-05,1,1,d,v,v\n"), "m.csv:2: column 'n': 'eight' is not an integer");
+  expect_contains(error_of(h + "ring,0,1048576,0,-1,0,2.5e-05,1,1,d,v,v\n"), "column 'n': 0 is outside 1..");
+  expect_contains(error_of(h + "ring,8,1MiB,0,-1,0,2.5e-05,1,1,d,v,v\n"), "column 'size_bytes': '1MiB' is not a number");
+  expect_contains(error_of(h + "ring,8,0,0,-1,0,2.5e-05,1,1,d,v,v\n"), "column 'size_bytes': 0 must be positive");
+  expect_contains(error_of(h + "ring,8,1024,0,-1,0,0,1,1,d,v,v\n"), "column 'time_s': 0 must be positive");
+  expect_contains(error_of(h + "ring,8,1024,-1e-3,-1,0,1e-5,1,1,d,v,v\n"), "column 'delay_s'");
+  expect_contains(error_of(h + "ring,8,1024,0,8,0,1e-5,1,1,d,v,v\n"), "column 'straggler': 8 is outside -1..7");
+  expect_contains(error_of(h + ",8,1024,0,-1,0,1e-5,1,1,d,v,v\n"), "column 'algorithm': is empty");
+  expect_contains(error_of(h + "ring,8,1024,0,-1,0,1e-5,1,1,\"d,v,v\n"), "m.csv:2: unterminated quote");
+  expect_contains(error_of(h + "ring,8,1024,0,-1,0,nan,1,1,d,v,v\n"), "column 'time_s': 'nan' is not a number");
+}
+
+}  // namespace
+}  // namespace collsim

@@ -1,0 +1,195 @@
+#include "collsim/models/model_file.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include "collsim/models/error.hpp"
+
+namespace collsim {
+namespace {
+
+ModelFile sample() {
+  ModelFile m;
+  m.name = "h100 \"test\"";
+  m.link.latency_s = 6.568123456789e-6;
+  m.link.bandwidth_Bps = 322.2e9 / 3.0;
+  m.link.gamma_s_per_byte = 5.6e-15;
+  FittedRegime a, b;
+  a.link.latency_s = 6.1e-6;
+  a.link.bandwidth_Bps = 89e9;
+  a.min_size_bytes = 64;
+  a.max_size_bytes = 65536;
+  a.rows = 22;
+  a.gamma_fitted = true;
+  b.link.latency_s = 7.1e-6;
+  b.link.bandwidth_Bps = 299e9;
+  b.min_size_bytes = 131072;
+  b.max_size_bytes = 8589934592.0;
+  b.rows = 34;
+  m.regimes = {a, b};
+  m.provenance.tool = "collsim calibrate";
+  m.provenance.command = "collsim calibrate a.txt --out 'x y.yaml'";
+  m.provenance.algorithm = "ring";
+  m.provenance.method = "wls: 'relative', weights 1/t";
+  m.provenance.time_column = "min";
+  m.provenance.fit_on = {"reduce_scatter", "all_gather"};
+  m.provenance.sources = {{"dir with space/rs,log.txt", "nccl-tests", "reduce_scatter", 4, 28, "0123456789abcdef"}};
+  m.median_abs_rel_error = 0.056;
+  m.max_abs_rel_error = 0.2;
+  m.fit_rows = {{"rs.txt", "reduce_scatter", "ring", 4, 64, 21.49e-6, 22.26e-6, 22.26 / 21.49 - 1, "fit", 0},
+                {"ar.txt", "all_reduce", "ring", 8, 17179869184.0, 62.636e-3, 92.0e-3, 0.4688, "predict", 1}};
+  return m;
+}
+
+std::string error_of(const std::string& yaml) {
+  try {
+    parse_model_file(yaml, "m.yaml");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted:\n" << yaml;
+  return {};
+}
+
+void expect_contains(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
+}
+
+std::filesystem::path temp_dir() {
+  const auto dir = std::filesystem::temp_directory_path() / ("collsim_model_file_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(ModelFile, RoundTripsExactly) {
+  const ModelFile m = sample();
+  const auto dir = temp_dir();
+  const auto path = dir / "models" / "h100.yaml";
+  write_model_file(m, path);
+  const ModelFile r = read_model_file(path);
+  EXPECT_EQ(r.name, m.name);
+  EXPECT_EQ(r.link.latency_s, m.link.latency_s);
+  EXPECT_EQ(r.link.bandwidth_Bps, m.link.bandwidth_Bps);
+  EXPECT_EQ(r.link.gamma_s_per_byte, m.link.gamma_s_per_byte);
+  ASSERT_EQ(r.regimes.size(), 2u);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(r.regimes[k].link.latency_s, m.regimes[k].link.latency_s);
+    EXPECT_EQ(r.regimes[k].link.bandwidth_Bps, m.regimes[k].link.bandwidth_Bps);
+    EXPECT_EQ(r.regimes[k].min_size_bytes, m.regimes[k].min_size_bytes);
+    EXPECT_EQ(r.regimes[k].max_size_bytes, m.regimes[k].max_size_bytes);
+    EXPECT_EQ(r.regimes[k].rows, m.regimes[k].rows);
+    EXPECT_EQ(r.regimes[k].gamma_fitted, m.regimes[k].gamma_fitted);
+  }
+  EXPECT_EQ(r.provenance.method, m.provenance.method);
+  EXPECT_EQ(r.provenance.command, m.provenance.command);
+  EXPECT_EQ(r.provenance.fit_on, m.provenance.fit_on);
+  ASSERT_EQ(r.provenance.sources.size(), 1u);
+  EXPECT_EQ(r.provenance.sources[0].file, "dir with space/rs,log.txt");
+  EXPECT_EQ(r.provenance.sources[0].fnv1a64, "0123456789abcdef");
+  EXPECT_EQ(r.provenance.sources[0].rows, 28u);
+  EXPECT_EQ(r.median_abs_rel_error, m.median_abs_rel_error);
+  ASSERT_EQ(r.fit_rows.size(), 2u);
+  EXPECT_EQ(r.fit_rows[1].size_bytes, 17179869184.0);
+  EXPECT_EQ(r.fit_rows[0].rel_error, m.fit_rows[0].rel_error);
+  EXPECT_EQ(r.fit_rows[1].role, "predict");
+  EXPECT_EQ(r.fit_rows[1].regime, 1u);
+  // Deterministic text: writing what was read gives the same bytes.
+  EXPECT_EQ(model_file_to_yaml(r), model_file_to_yaml(m));
+  // No temporary file is left next to the model.
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(path.parent_path())) ++entries;
+  EXPECT_EQ(entries, 1u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ModelFile, MinimalHandWrittenFileWithUnits) {
+  const ModelFile m = parse_model_file(
+      "format: collsim-link-model\nversion: 1\nlink: {latency_s: 3us, bandwidth_Bps: 450GBps}\n", "m.yaml");
+  EXPECT_DOUBLE_EQ(m.link.latency_s, 3e-6);
+  EXPECT_DOUBLE_EQ(m.link.bandwidth_Bps, 450e9);
+  EXPECT_EQ(m.link.gamma_s_per_byte, 0.0);
+  EXPECT_TRUE(m.regimes.empty());
+  EXPECT_DOUBLE_EQ(m.link_for_size(1e9).latency_s, 3e-6);
+}
+
+TEST(ModelFile, LinkForSizeFollowsRegimeRanges) {
+  const ModelFile m = sample();
+  EXPECT_EQ(m.link_for_size(8).latency_s, 6.1e-6);
+  EXPECT_EQ(m.link_for_size(65536).latency_s, 6.1e-6);
+  EXPECT_EQ(m.link_for_size(90000).latency_s, 6.1e-6);   // below sqrt(65536 * 131072) ~ 92682
+  EXPECT_EQ(m.link_for_size(95000).latency_s, 7.1e-6);
+  EXPECT_EQ(m.link_for_size(1e12).latency_s, 7.1e-6);
+}
+
+TEST(ModelFile, WriterRejectsBadParameters) {
+  ModelFile m = sample();
+  m.link.bandwidth_Bps = std::numeric_limits<double>::infinity();
+  EXPECT_THROW(model_file_to_yaml(m), ConfigError);
+  m = sample();
+  m.regimes[1].min_size_bytes = 100;
+  EXPECT_THROW(model_file_to_yaml(m), ConfigError);
+}
+
+constexpr const char* kHead = "format: collsim-link-model\nversion: 1\n";
+
+TEST(ModelFile, BadFilesNameKeyAndLine) {
+  const std::string head = kHead;
+  const std::string link = "link: {latency_s: 3e-6, bandwidth_Bps: 4.5e11}\n";
+  expect_contains(error_of(""), "m.yaml:1: the model file is empty");
+  expect_contains(error_of(head + link + "colour: blue\n"), "m.yaml:4: unknown key 'colour' in '<top>'");
+  expect_contains(error_of(head + "link:\n  latency_s: 3e-6\n  bandwidth_Bps: 4.5e11\n  jitter_s: 1e-6\n"),
+                  "m.yaml:6: unknown key 'jitter_s' in 'link' (known: latency_s, bandwidth_Bps, gamma_s_per_byte)");
+  expect_contains(error_of(head), "'<top>' has no key 'link'");
+  expect_contains(error_of("version: 1\n" + link), "'<top>' has no key 'format'");
+  expect_contains(error_of("format: collsim-model\nversion: 1\n" + link), "m.yaml:1: 'format' = 'collsim-model' must be 'collsim-link-model'");
+  expect_contains(error_of("format: collsim-link-model\nversion: 2\n" + link), "m.yaml:2: 'version' = 2 is not supported");
+  expect_contains(error_of(head + "link:\n  latency_s: -3us\n  bandwidth_Bps: 4.5e11\n"), "m.yaml:4: 'link.latency_s'");
+  expect_contains(error_of(head + "link:\n  latency_s: 3us\n  bandwidth_Bps: 0\n"), "m.yaml:5: 'link.bandwidth_Bps'");
+  expect_contains(error_of(head + "link:\n  latency_s: 3us\n  bandwidth_Bps: fast\n"), "'fast' is not a bandwidth");
+  expect_contains(error_of(head + "link:\n  latency_s: 3us\n"), "m.yaml:4: 'link' has no key 'bandwidth_Bps'");
+  expect_contains(error_of(head + "link:\n  latency_s: 3us\n  bandwidth_Bps: 1e9\n  gamma_s_per_byte: -1e-12\n"),
+                  "m.yaml:6: 'link.gamma_s_per_byte' = -1e-12 must not be negative");
+  expect_contains(error_of(head + "link: [1, 2]\n"), "m.yaml:3: 'link' must be a mapping");
+  expect_contains(error_of(head + link + "regimes: []\n"), "'regimes' must be a non-empty list");
+  expect_contains(error_of(head + link +
+                           "regimes:\n"
+                           "  - {min_size_bytes: 8, max_size_bytes: 4096, latency_s: 1e-6, bandwidth_Bps: 1e10}\n"
+                           "  - {min_size_bytes: 2048, max_size_bytes: 1e9, latency_s: 1e-5, bandwidth_Bps: 3e11}\n"),
+                  "m.yaml:6: 'regimes[1].min_size_bytes' = 2048 must be above regimes[0].max_size_bytes = 4096");
+  expect_contains(error_of(head + link +
+                           "regimes:\n  - {min_size_bytes: 8, max_size_bytes: 4, latency_s: 1e-6, bandwidth_Bps: 1e10}\n"),
+                  "max_size_bytes 4 is below min_size_bytes 8");
+  expect_contains(error_of(head + link + "regimes:\n  - {min_size_bytes: 8, max_size_bytes: 16, latency_s: 1e-6}\n"),
+                  "m.yaml:5: 'regimes[0]' has no key 'bandwidth_Bps'");
+  expect_contains(error_of(head + link + "fit:\n  rows:\n    - {source: a, collective: all_reduce, algorithm: ring, n: 8, "
+                                         "size_bytes: 8, measured_s: 1e-5, predicted_s: 1e-5, rel_error: 0, role: guess}\n"),
+                  "m.yaml:6: 'fit.rows[0].role' = 'guess' must be fit or predict");
+  expect_contains(error_of(head + link + "fit:\n  rows:\n    - {source: a, collective: all_reduce, algorithm: ring, n: -8, "
+                                         "size_bytes: 8, measured_s: 1e-5, predicted_s: 1e-5, rel_error: 0, role: fit}\n"),
+                  "'fit.rows[0].n' = '-8' is not a non-negative integer");
+  expect_contains(error_of(head + link + "provenance:\n  sources:\n    - {file: a, colour: red}\n"),
+                  "m.yaml:6: unknown key 'colour' in 'provenance.sources[0]'");
+  expect_contains(error_of(head + link + "fit: {median_abs_rel_error: lots}\n"),
+                  "'fit.median_abs_rel_error' = 'lots' is not a finite number");
+  expect_contains(error_of(head + "link: {latency_s: 3us, bandwidth_Bps: [1}\n"), "m.yaml:3: YAML syntax error");
+}
+
+TEST(ModelFile, MissingFile) {
+  EXPECT_THROW(read_model_file("/nonexistent/dir/model.yaml"), ConfigError);
+}
+
+TEST(ModelFile, NameDefaultsToFileStem) {
+  const auto dir = temp_dir();
+  const auto path = dir / "my_box.yaml";
+  std::ofstream(path) << kHead << "link: {latency_s: 3e-6, bandwidth_Bps: 4.5e11}\n";
+  EXPECT_EQ(read_model_file(path).name, "my_box");
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace collsim

@@ -1,0 +1,306 @@
+#include "collsim/models/nccl_log.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <string>
+
+#include "collsim/models/error.hpp"
+
+namespace collsim {
+namespace {
+
+std::filesystem::path data(const std::string& name) {
+  return std::filesystem::path(COLLSIM_TEST_DATA_DIR) / "nccl-tests" / name;
+}
+
+// The ConfigError message of `fn`, or a test failure if it does not throw one.
+template <typename Fn>
+std::string config_error(Fn&& fn) {
+  try {
+    fn();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no ConfigError thrown";
+  return {};
+}
+
+void expect_contains(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
+}
+
+void expect_same_rows(const NcclLog& a, const NcclLog& b) {
+  ASSERT_EQ(a.rows.size(), b.rows.size());
+  for (std::size_t i = 0; i < a.rows.size(); ++i) {
+    EXPECT_EQ(a.rows[i].size_bytes, b.rows[i].size_bytes) << i;
+    EXPECT_EQ(a.rows[i].time_oop_s, b.rows[i].time_oop_s) << i;
+    EXPECT_EQ(a.rows[i].time_ip_s, b.rows[i].time_ip_s) << i;
+    EXPECT_EQ(a.rows[i].algbw_oop_GBps, b.rows[i].algbw_oop_GBps) << i;
+    EXPECT_EQ(a.rows[i].busbw_ip_GBps, b.rows[i].busbw_ip_GBps) << i;
+  }
+  EXPECT_EQ(a.collective, b.collective);
+  EXPECT_EQ(a.nranks, b.nranks);
+}
+
+TEST(NcclLog, SharedAllReduceLog) {
+  const NcclLog log = read_nccl_log(data("h100-8gpu-allreduce-nvidia-exemplar.txt"));
+  EXPECT_EQ(log.collective, Collective::AllReduce);
+  EXPECT_EQ(log.nranks, 8u);
+  EXPECT_EQ(log.nranks_from, "'nranks' header field");
+  ASSERT_EQ(log.rows.size(), 32u);
+  EXPECT_EQ(log.zero_size_rows, 0u);
+  const auto& first = log.rows.front();
+  EXPECT_EQ(first.size_bytes, 8.0);
+  EXPECT_EQ(first.count, 2u);
+  EXPECT_EQ(first.type, "float");
+  EXPECT_EQ(first.redop, "sum");
+  EXPECT_DOUBLE_EQ(first.time_oop_s, 13.67e-6);
+  EXPECT_DOUBLE_EQ(first.time_ip_s, 13.03e-6);
+  EXPECT_EQ(first.wrong_oop, 0.0);
+  EXPECT_EQ(first.line, 11u);
+  const auto& last = log.rows.back();
+  EXPECT_EQ(last.size_bytes, 17179869184.0);
+  EXPECT_DOUBLE_EQ(last.time_oop_s, 62648e-6);
+  EXPECT_DOUBLE_EQ(last.time_ip_s, 62636e-6);
+  EXPECT_DOUBLE_EQ(last.algbw_oop_GBps, 274.23);
+  EXPECT_DOUBLE_EQ(last.busbw_oop_GBps, 479.90);
+  EXPECT_EQ(last.line, 42u);
+  EXPECT_TRUE(log.warnings.empty());
+}
+
+TEST(NcclLog, SharedReduceScatterLog) {
+  const NcclLog log = read_nccl_log(data("h100-nvswitch-4gpu-reducescatter.txt"));
+  EXPECT_EQ(log.collective, Collective::ReduceScatter);
+  EXPECT_EQ(log.collective_from, "'Collective test starting' header");
+  EXPECT_EQ(log.nranks, 4u);
+  ASSERT_EQ(log.rows.size(), 28u);
+  EXPECT_EQ(log.zero_size_rows, 3u);
+  EXPECT_EQ(log.rows.front().size_bytes, 64.0);
+  EXPECT_EQ(log.rows.front().count, 4u);
+  EXPECT_DOUBLE_EQ(log.rows.front().time_oop_s, 21.70e-6);
+  EXPECT_DOUBLE_EQ(log.rows.front().time_ip_s, 21.49e-6);
+  EXPECT_EQ(log.rows.back().size_bytes, 8589934592.0);
+  EXPECT_DOUBLE_EQ(log.rows.back().time_oop_s, 18389.0e-6);
+  EXPECT_DOUBLE_EQ(log.rows.back().time_ip_s, 18273.4e-6);
+  EXPECT_DOUBLE_EQ(log.rows.back().busbw_ip_GBps, 352.56);
+}
+
+TEST(NcclLog, SharedAllGatherLog) {
+  const NcclLog log = read_nccl_log(data("h100-nvswitch-4gpu-allgather.txt"));
+  EXPECT_EQ(log.collective, Collective::AllGather);
+  EXPECT_EQ(log.nranks, 4u);
+  ASSERT_EQ(log.rows.size(), 28u);
+  EXPECT_EQ(log.zero_size_rows, 3u);
+  EXPECT_EQ(log.rows.front().redop, "none");
+  EXPECT_DOUBLE_EQ(log.rows.front().time_oop_s, 16.98e-6);
+  EXPECT_DOUBLE_EQ(log.rows.front().time_ip_s, 16.75e-6);
+  EXPECT_DOUBLE_EQ(log.rows.back().time_oop_s, 18732.3e-6);
+  EXPECT_DOUBLE_EQ(log.rows.back().time_ip_s, 18160.5e-6);
+}
+
+TEST(NcclLog, MpirunTagOutputPrefixIsStripped) {
+  const NcclLog base = read_nccl_log(data("h100-8gpu-allreduce-nvidia-exemplar.txt"));
+  const NcclLog log = read_nccl_log(data("variant-mpirun-tag-output.txt"));
+  expect_same_rows(base, log);
+  EXPECT_EQ(log.skipped_lines, 0u);
+}
+
+TEST(NcclLog, SrunLabelPrefixIsStripped) {
+  expect_same_rows(read_nccl_log(data("h100-nvswitch-4gpu-reducescatter.txt")),
+                   read_nccl_log(data("variant-srun-label.txt")));
+}
+
+TEST(NcclLog, NotAvailableWrongColumnIsAccepted) {
+  const NcclLog base = read_nccl_log(data("h100-nvswitch-4gpu-allgather.txt"));
+  const NcclLog log = read_nccl_log(data("variant-wrong-na.txt"));
+  expect_same_rows(base, log);
+  EXPECT_FALSE(log.rows.front().wrong_oop.has_value());
+  EXPECT_FALSE(log.rows.back().wrong_ip.has_value());
+}
+
+TEST(NcclLog, InterleavedMpiWarningsAreSkipped) {
+  const NcclLog log = read_nccl_log(data("variant-mpi-warnings.txt"));
+  expect_same_rows(read_nccl_log(data("h100-8gpu-allreduce-nvidia-exemplar.txt")), log);
+  EXPECT_EQ(log.skipped_lines, 8u);
+}
+
+TEST(NcclLog, CrlfLineEndings) {
+  expect_same_rows(read_nccl_log(data("h100-nvswitch-4gpu-reducescatter.txt")), read_nccl_log(data("variant-crlf.txt")));
+}
+
+TEST(NcclLog, OldLayoutWithoutRootColumn) {
+  const NcclLog log = read_nccl_log(data("variant-old-layout-reducescatter.txt"));
+  EXPECT_EQ(log.collective, Collective::ReduceScatter);
+  EXPECT_EQ(log.collective_from, "file name");
+  EXPECT_EQ(log.nranks, 4u);
+  EXPECT_EQ(log.nranks_from, "'Rank' device lines");
+  ASSERT_EQ(log.rows.size(), 15u);
+  EXPECT_EQ(log.rows.front().redop, "sum");
+  EXPECT_EQ(log.rows.front().wrong_oop, 0.0);
+  EXPECT_EQ(log.rows.back().size_bytes, 1048576.0);
+  EXPECT_DOUBLE_EQ(log.rows.back().time_ip_s, 25.81e-6);
+}
+
+TEST(NcclLog, HeaderlessLogInfersRanksFromBusBandwidth) {
+  const NcclLog log = read_nccl_log(data("variant-headerless-allreduce.txt"));
+  EXPECT_EQ(log.collective, Collective::AllReduce);
+  EXPECT_EQ(log.collective_from, "file name");
+  EXPECT_EQ(log.nranks, 8u);
+  EXPECT_EQ(log.nranks_from, "busbw/algbw ratio");
+  ASSERT_EQ(log.warnings.size(), 1u);
+  expect_contains(log.warnings.front(), "inferred");
+  EXPECT_EQ(log.rows.size(), 32u);
+}
+
+TEST(NcclLog, SendRecvWithRankLines) {
+  const NcclLog log = read_nccl_log(data("variant-sendrecv-synthetic.txt"));
+  EXPECT_EQ(log.collective, Collective::SendRecv);
+  EXPECT_EQ(log.nranks, 8u);
+  EXPECT_EQ(log.nranks_from, "'Rank' device lines");
+  ASSERT_EQ(log.rows.size(), 7u);
+  EXPECT_EQ(log.rows.front().size_bytes, 1024.0);
+  EXPECT_DOUBLE_EQ(log.rows.back().time_oop_s, 1799.07e-6);
+}
+
+struct BadFile {
+  const char* file;
+  const char* expected;  // a part of the message besides the file name
+};
+
+class NcclLogBadFile : public ::testing::TestWithParam<BadFile> {};
+
+TEST_P(NcclLogBadFile, RejectedWithClearError) {
+  const BadFile bad = GetParam();
+  const std::string message = config_error([&] { read_nccl_log(data(bad.file)); });
+  expect_contains(message, bad.file);
+  expect_contains(message, bad.expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Files, NcclLogBadFile,
+    ::testing::Values(
+        BadFile{"bad-truncated-row.txt", ":30: malformed nccl-tests data row (expected 13 columns, found 7): '1048576"},
+        BadFile{"bad-truncated-file.txt", ":38: malformed nccl-tests data row (expected 13 columns, found 4)"},
+        BadFile{"bad-non-numeric.txt", ":24: malformed nccl-tests data row (column 'time (in-place)' is 'fast', not a number)"},
+        BadFile{"bad-algbw-mismatch.txt", ":32: malformed nccl-tests data row (out-of-place algbw 135.55 GB/s does not match"},
+        BadFile{"bad-only-size0.txt", "no nccl-tests data rows with size > 0 found"},
+        BadFile{"bad-no-data-rows.txt", "no nccl-tests data rows with size > 0 found"},
+        BadFile{"bad-empty.txt", "the file is empty"},
+        BadFile{"bad-broadcast.txt", "unknown or unsupported collective 'broadcast_perf'"},
+        BadFile{"bad-nranks-mismatch.txt", "nranks = 4 (from 'nranks' header field) contradicts busbw/algbw = 1.7500"}),
+    [](const ::testing::TestParamInfo<BadFile>& param_info) {
+      const std::string name = param_info.param.file;
+      std::string out;
+      for (const char c : name.substr(0, name.size() - 4)) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      return out;
+    });
+
+constexpr const char* kHeader =
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+
+TEST(NcclLog, InlineTextNeedsCollectiveFromSomewhere) {
+  const std::string text = std::string("# nranks: 4\n") + kHeader +
+                           "     1048576        262144     float     sum      -1    27.37   38.31   57.46      0    26.93   38.94   58.41      0\n";
+  expect_contains(config_error([&] { parse_nccl_log(text, "mystery.txt"); }), "cannot tell which collective");
+  NcclLogOptions options;
+  options.collective = Collective::AllReduce;
+  const NcclLog log = parse_nccl_log(text, "mystery.txt", options);
+  EXPECT_EQ(log.collective_from, "option");
+  EXPECT_EQ(log.nranks, 4u);
+}
+
+TEST(NcclLog, AmbiguousCommandLineIsRejected) {
+  const std::string text = std::string("# ran all_reduce_perf then all_gather_perf\n# nranks: 4\n") + kHeader +
+                           "     1048576        262144     float     sum      -1    27.37   38.31   57.46      0    26.93   38.94   58.41      0\n";
+  expect_contains(config_error([&] { parse_nccl_log(text, "x.txt"); }), "names several collectives");
+}
+
+TEST(NcclLog, RanksFromThreadsTimesGpus) {
+  const std::string text = std::string("# Collective test starting: all_gather_perf\n# nThread 2 nGpus 4 minBytes 8\n") +
+                           kHeader +
+                           "     1048576        262144     float    none      -1    22.47   46.66   40.83      0    21.98   47.72   41.76      0\n";
+  const NcclLog log = parse_nccl_log(text, "x.txt");
+  EXPECT_EQ(log.nranks, 8u);
+  EXPECT_EQ(log.nranks_from, "nThread * nGpus");
+}
+
+TEST(NcclLog, RanksCannotBeDetermined) {
+  // algbw < 1 GB/s carries too few digits to infer n from busbw/algbw.
+  const std::string text = std::string("# Collective test starting: all_gather_perf\n# nThread 1 nGpus 1\n") + kHeader +
+                           "        1024            64     float    none      -1    16.85    0.06    0.05      0    16.81    0.06    0.05      0\n";
+  expect_contains(config_error([&] { parse_nccl_log(text, "x.txt"); }), "cannot determine the number of ranks");
+  NcclLogOptions options;
+  options.nranks = 4;
+  EXPECT_EQ(parse_nccl_log(text, "x.txt", options).nranks, 4u);
+  options.nranks = 1;
+  expect_contains(config_error([&] { parse_nccl_log(text, "x.txt", options); }), "must be at least 2");
+}
+
+TEST(NcclLog, RowsThatLookLikeDataMustBeData) {
+  const std::string head = std::string("# Collective test starting: all_reduce_perf\n# nranks: 8\n") + kHeader;
+  // A lone number: a row cut after its first column.
+  expect_contains(config_error([&] { parse_nccl_log(head + "    8388608\n", "x.txt"); }),
+                  "x.txt:4: malformed nccl-tests data row (expected 13 columns, found 1): '8388608'");
+  // Zero time for a non-empty row.
+  expect_contains(
+      config_error([&] {
+        parse_nccl_log(head + "  1024  256  float  sum  -1  0.00  0.06  0.11  0  16.17  0.06  0.11  0\n", "x.txt");
+      }),
+      "positive times");
+  // A negative bandwidth.
+  expect_contains(
+      config_error([&] {
+        parse_nccl_log(head + "  1024  256  float  sum  -1  16.94  -0.06  0.11  0  16.17  0.06  0.11  0\n", "x.txt");
+      }),
+      "column 'algbw (out-of-place)' is negative");
+  // A number where the type belongs.
+  expect_contains(
+      config_error([&] {
+        parse_nccl_log(head + "  1024  256  4  sum  -1  16.94  0.06  0.11  0  16.17  0.06  0.11  0\n", "x.txt");
+      }),
+      "column 'type' is '4'");
+  // A word where the root belongs.
+  expect_contains(
+      config_error([&] {
+        parse_nccl_log(head + "  1024  256  float  sum  none  16.94  0.06  0.11  0  16.17  0.06  0.11  0\n", "x.txt");
+      }),
+      "column 'root' is 'none'");
+  // "2 more processes ..." is an MPI message, not a row.
+  const NcclLog log = parse_nccl_log(
+      head + "2 more processes have sent help message\n  1024  256  float  sum  -1  16.94  0.06  0.11  0  16.17  0.06  0.11  0\n",
+      "x.txt");
+  EXPECT_EQ(log.rows.size(), 1u);
+  EXPECT_EQ(log.skipped_lines, 1u);
+}
+
+TEST(NcclLog, UnsupportedTableLayoutIsRejected) {
+  const std::string text = "# Collective test starting: all_reduce_perf\n#  size count type extra redop root time algbw busbw #wrong time algbw busbw #wrong\n";
+  expect_contains(config_error([&] { parse_nccl_log(text, "x.txt"); }), "x.txt:2: unsupported nccl-tests table layout");
+}
+
+TEST(NcclLog, WrongResultsAreWarnedAbout) {
+  const std::string text = std::string("# Collective test starting: all_reduce_perf\n# nranks: 8\n") + kHeader +
+                           "  1024  256  float  sum  -1  16.94  0.06  0.11  3  16.17  0.06  0.11  0\n"
+                           "# Out of bounds values : 3 FAILED\n";
+  const NcclLog log = parse_nccl_log(text, "x.txt");
+  ASSERT_EQ(log.warnings.size(), 2u);
+  expect_contains(log.warnings[0], "nonzero #wrong");
+  expect_contains(log.warnings[1], "FAILED");
+}
+
+TEST(NcclLog, MissingFile) {
+  expect_contains(config_error([] { read_nccl_log(data("does-not-exist.txt")); }), "cannot read");
+}
+
+TEST(NcclLog, CollectiveNames) {
+  EXPECT_EQ(parse_collective("all_reduce"), Collective::AllReduce);
+  EXPECT_EQ(parse_collective("reduce_scatter_perf"), Collective::ReduceScatter);
+  EXPECT_EQ(parse_collective("all_gather"), Collective::AllGather);
+  EXPECT_EQ(parse_collective("sendrecv"), Collective::SendRecv);
+  EXPECT_STREQ(collective_name(Collective::ReduceScatter), "reduce_scatter");
+  expect_contains(config_error([] { parse_collective("alltoall", "--fit-on"); }), "--fit-on: unknown or unsupported collective 'alltoall'");
+}
+
+}  // namespace
+}  // namespace collsim

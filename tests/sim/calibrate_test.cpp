@@ -1,0 +1,434 @@
+#include "collsim/sim/calibrate.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/cuda_validate/measurement_csv.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/models/topology.hpp"
+#include "collsim/sim/replay_engine.hpp"
+#include "collsim/sim/schedule_cost.hpp"
+
+namespace collsim {
+namespace {
+
+std::filesystem::path log_path(const std::string& name) {
+  return std::filesystem::path(COLLSIM_TEST_DATA_DIR) / "nccl-tests" / name;
+}
+
+const std::filesystem::path kAllReduce8 = log_path("h100-8gpu-allreduce-nvidia-exemplar.txt");
+const std::filesystem::path kReduceScatter4 = log_path("h100-nvswitch-4gpu-reducescatter.txt");
+const std::filesystem::path kAllGather4 = log_path("h100-nvswitch-4gpu-allgather.txt");
+
+class TempDir {
+ public:
+  TempDir() : path_(std::filesystem::temp_directory_path() / fmt::format("collsim_calibrate_test_{}_{}", ::getpid(), counter_++)) {
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  static inline int counter_ = 0;
+  std::filesystem::path path_;
+};
+
+template <typename Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no collsim::Error thrown";
+  return {};
+}
+
+void expect_contains(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
+}
+
+LinkModel link(double alpha_s, double bandwidth_Bps, double gamma = 0) {
+  LinkModel l;
+  l.latency_s = alpha_s;
+  l.bandwidth_Bps = bandwidth_Bps;
+  l.gamma_s_per_byte = gamma;
+  return l;
+}
+
+TEST(CollectiveSchedule, PicksThePhaseThatRan) {
+  const Schedule ar = collective_schedule(Collective::AllReduce, 4, "ring");
+  EXPECT_EQ(ar.phases.size(), 2u);
+  const Schedule rs = collective_schedule(Collective::ReduceScatter, 4, "ring");
+  ASSERT_EQ(rs.phases.size(), 1u);
+  EXPECT_EQ(rs.phases[0].name(), "reduce_scatter");
+  EXPECT_EQ(rs.num_rounds(), 3u);
+  EXPECT_EQ(rs.num_chunks, 4u);
+  const Schedule ag = collective_schedule(Collective::AllGather, 5, "ring");
+  ASSERT_EQ(ag.phases.size(), 1u);
+  EXPECT_EQ(ag.phases[0].name(), "all_gather");
+  const Schedule sr = collective_schedule(Collective::SendRecv, 3, "ring");
+  EXPECT_EQ(sr.num_rounds(), 1u);
+  EXPECT_EQ(sr.num_transfers(), 3u);
+  EXPECT_EQ(sr.num_chunks, 1u);
+  expect_contains(error_of([] { collective_schedule(Collective::AllReduce, 4, "spiral"); }), "unknown algorithm 'spiral'");
+  expect_contains(error_of([] { collective_schedule(Collective::AllReduce, 1, "ring"); }), "n = 1 must be at least 2");
+  // An algorithm without a phase of that name (or not supporting n) cannot explain the log.
+  EXPECT_THROW(collective_schedule(Collective::AllGather, 8, "recursive_doubling"), ScheduleError);
+}
+
+TEST(ScheduleCost, RingCountsMatchTheClosedForm) {
+  const LinkModel at = link(3e-6, 450e9, 1e-11);
+  for (const Rank n : {2u, 3u, 4u, 8u, 13u}) {
+    const double s = 1 << 20;
+    const CostCoefficients ar = schedule_cost_coefficients(collective_schedule(Collective::AllReduce, n, "ring"), s, at);
+    EXPECT_DOUBLE_EQ(ar.latency, 2.0 * (n - 1));
+    EXPECT_DOUBLE_EQ(ar.bytes, 2.0 * (n - 1) * s / n);
+    EXPECT_DOUBLE_EQ(ar.reduce_bytes, (n - 1) * s / n);
+    const CostCoefficients rs = schedule_cost_coefficients(collective_schedule(Collective::ReduceScatter, n, "ring"), s, at);
+    EXPECT_DOUBLE_EQ(rs.latency, n - 1.0);
+    EXPECT_DOUBLE_EQ(rs.bytes, (n - 1) * s / n);
+    EXPECT_DOUBLE_EQ(rs.reduce_bytes, (n - 1) * s / n);
+    const CostCoefficients ag = schedule_cost_coefficients(collective_schedule(Collective::AllGather, n, "ring"), s, at);
+    EXPECT_DOUBLE_EQ(ag.latency, n - 1.0);
+    EXPECT_DOUBLE_EQ(ag.reduce_bytes, 0.0);
+    const CostCoefficients sr = schedule_cost_coefficients(collective_schedule(Collective::SendRecv, n, "ring"), s, at);
+    EXPECT_DOUBLE_EQ(sr.latency, 1.0);
+    EXPECT_DOUBLE_EQ(sr.bytes, s);
+  }
+}
+
+TEST(ScheduleCost, ReducePathWinsTiesWhenGammaIsZero) {
+  // With gamma = 0 the reduce and the copy paths tie; the walk must still report the reduce one,
+  // or no fit could ever identify gamma.
+  const CostCoefficients c =
+      schedule_cost_coefficients(collective_schedule(Collective::ReduceScatter, 4, "ring"), 4096, link(1e-6, 1e11));
+  EXPECT_DOUBLE_EQ(c.reduce_bytes, 3.0 * 1024);
+}
+
+TEST(ScheduleCost, AgreesWithTheReplayEngine) {
+  // The linear form evaluated at any parameters equals an exact replay on a non-blocking NVSwitch.
+  ReplayEngine replay;
+  for (const Rank n : {2u, 4u, 7u, 8u}) {
+    for (const double size : {64.0, 1048576.0, 3e9}) {
+      for (const LinkModel& l : {link(3e-6, 450e9), link(7e-6, 322e9, 2e-12)}) {
+        for (const Collective c : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather}) {
+          const Schedule s = collective_schedule(c, n, "ring");
+          RunConfig config;
+          config.size_bytes = size;
+          config.topology = make_nvswitch(n, l);
+          const double replayed = replay.run(s, config).time_s;
+          const double linear = linear_time_s(schedule_cost_coefficients(s, size, l), l);
+          EXPECT_NEAR(linear / replayed, 1.0, 1e-9) << collective_name(c) << " n=" << n << " size=" << size;
+        }
+      }
+    }
+  }
+}
+
+TEST(ScheduleCost, RejectsBadSize) {
+  EXPECT_THROW(schedule_cost_coefficients(collective_schedule(Collective::AllReduce, 4, "ring"), -1, LinkModel{}), ConfigError);
+}
+
+// A collsim-cuda CSV generated from known parameters through the ring closed form, three
+// iterations per point with +-1% spread (the median is the exact value), delayed rows that must be
+// ignored, and a native NCCL baseline explained by the ring schedule.
+std::string synthetic_csv(const LinkModel& l) {
+  std::string csv = "algorithm,n,size_bytes,delay_s,straggler,iteration,time_s,algbw_GBps,busbw_GBps,device,driver_version,nccl_version\n";
+  for (const Rank n : {2u, 4u, 8u}) {
+    for (double s = 1024; s <= 1024.0 * 1024 * 1024; s *= 4) {
+      const double t = 2.0 * (n - 1) * (l.latency_s + s / n / l.bandwidth_Bps) + (n - 1) * s / n * l.gamma_s_per_byte;
+      const char* algo = n == 8 ? "nccl_allreduce" : "ring";
+      for (int it = 0; it < 3; ++it) {
+        const double f = it == 0 ? 1.0 : (it == 1 ? 1.01 : 0.99);
+        csv += fmt::format("{},{},{},0,-1,{},{},0,0,H100,550,2.21\n", algo, n, s, it, t * f);
+      }
+      csv += fmt::format("ring,{},{},0.005,{},0,{},0,0,H100,550,2.21\n", n, s, n - 1, t + 0.005);
+    }
+  }
+  return csv;
+}
+
+TEST(RunCalibration, RecoversParametersFromOurCsvAndWritesFiles) {
+  TempDir dir;
+  const LinkModel truth = link(4e-6, 300e9, 1.0 / 80e9);
+  const auto csv_path = dir.path() / "measurements.csv";
+  std::ofstream(csv_path) << synthetic_csv(truth);
+  CalibrationOptions options;
+  options.out_model = dir.path() / "out" / "box.yaml";
+  const std::vector<std::filesystem::path> files{csv_path};
+  const CalibrationReport report = run_calibration(files, options);
+  ASSERT_EQ(report.inputs.size(), 1u);
+  EXPECT_EQ(report.inputs[0].format, "collsim-csv");
+  EXPECT_EQ(report.inputs[0].rows, 3u * 11u);
+  EXPECT_EQ(report.inputs[0].skipped, 3u * 11u);
+  // All rows are ring all-reduces: gamma is proportional to beta's bytes, so it is absorbed.
+  const LinkModel& fitted = report.model.link;
+  EXPECT_NEAR(fitted.latency_s / truth.latency_s, 1.0, 1e-6);
+  EXPECT_NEAR(fitted.bandwidth_Bps * (1.0 / truth.bandwidth_Bps + truth.gamma_s_per_byte / 2), 1.0, 1e-6);
+  EXPECT_LT(report.fit_stats.max_abs, 1e-6);
+  EXPECT_EQ(report.model.name, "box");
+  for (const auto& p : report.points) EXPECT_EQ(p.algorithm, "ring");
+  // Files: the model reads back equal, the CSV has the documented header, no temporaries remain.
+  ASSERT_EQ(report.model_path, options.out_model);
+  const ModelFile back = read_model_file(options.out_model);
+  EXPECT_EQ(back.link.latency_s, fitted.latency_s);
+  EXPECT_EQ(back.fit_rows.size(), report.points.size());
+  EXPECT_EQ(back.provenance.sources.at(0).file, "measurements.csv");
+  EXPECT_EQ(report.csv_path, dir.path() / "out" / "box_fit.csv");
+  std::ifstream in(report.csv_path);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header,
+            "source,line,collective,algorithm,n,size_bytes,measured_s,predicted_s,rel_error,predicted_single_s,"
+            "rel_error_single,role,regime");
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path() / "out")) ++entries;
+  EXPECT_EQ(entries, 2u);
+}
+
+TEST(RunCalibration, ReadsWhatCollsimCudaWrites) {
+  // The producer's own writer (cuda_validate) and this reader must agree on the schema.
+  namespace cv = cuda_validate;
+  TempDir dir;
+  const LinkModel truth = link(5e-6, 250e9);
+  std::string csv = std::string(cv::kMeasurementCsvHeader) + "\n";
+  const auto add = [&](const std::string& algorithm, std::uint32_t n, std::uint64_t size, double delay, std::int64_t straggler,
+                       double time, cv::CollectiveKind kind) {
+    for (std::uint32_t it = 0; it < 3; ++it) {
+      cv::MeasurementRow row;
+      row.algorithm = algorithm;
+      row.n = n;
+      row.size_bytes = size;
+      row.delay_s = delay;
+      row.straggler = straggler;
+      row.iteration = it;
+      row.time_s = time * (it == 1 ? 1.01 : (it == 2 ? 0.99 : 1.0));  // the median is `time`
+      row.device = "NVIDIA H100 80GB HBM3, SXM";
+      row.driver_version = "13.0";
+      row.nccl_version = "2.28.9";
+      cv::compute_bandwidths(row, kind);
+      csv += cv::format_csv_row(row) + "\n";
+    }
+  };
+  for (std::uint64_t s = 4096; s <= (1ull << 30); s *= 4) {
+    const double ring = 14 * (truth.latency_s + static_cast<double>(s) / 8 / truth.bandwidth_Bps);
+    add("ring", 8, s, 0.0, -1, ring, cv::CollectiveKind::AllReduce);
+    add("nccl", 8, s, 0.0, -1, ring, cv::CollectiveKind::AllReduce);
+    add("ring", 8, s, 1e-3, 7, ring + 1e-3, cv::CollectiveKind::AllReduce);
+    add("p2p", 2, s, 0.0, -1, truth.latency_s + static_cast<double>(s) / truth.bandwidth_Bps,
+        cv::CollectiveKind::PointToPoint);
+    add("reduce_kernel", 1, s, 0.0, -1, 1e-6 + static_cast<double>(s) * 1e-12, cv::CollectiveKind::LocalKernel);
+  }
+  const auto path = dir.path() / "measurements.csv";
+  std::ofstream(path) << csv;
+  const std::vector<std::filesystem::path> files{path};
+  const CalibrationReport r = run_calibration(files, {});
+  EXPECT_EQ(r.inputs[0].format, "collsim-csv");
+  EXPECT_NEAR(r.model.link.latency_s / truth.latency_s, 1.0, 1e-9);
+  EXPECT_NEAR(r.model.link.bandwidth_Bps / truth.bandwidth_Bps, 1.0, 1e-9);
+  EXPECT_LT(r.fit_stats.max_abs, 1e-9);
+}
+
+TEST(RunCalibration, MicroBenchmarksPredictCollectives) {
+  // collsim-cuda's micro-benchmark file: p2p (one message), ReduceScatter among n-1 through NCCL,
+  // the local reduction kernel; plus native NCCL AllReduce rows. Fit the link on p2p alone and
+  // predict the collectives through the ring schedule.
+  TempDir dir;
+  const LinkModel truth = link(3e-6, 400e9);
+  std::string csv = "algorithm,n,size_bytes,delay_s,straggler,iteration,time_s,algbw_GBps,busbw_GBps,device,driver_version,nccl_version\n";
+  for (double s = 1024; s <= 1024.0 * 1024 * 1024; s *= 8) {
+    csv += fmt::format("p2p,2,{},0,-1,0,{},0,0,H100,13.0,2.28.9\n", s, truth.latency_s + s / truth.bandwidth_Bps);
+    csv += fmt::format("reduce_scatter_nccl,7,{},0,-1,0,{},0,0,H100,13.0,2.28.9\n", s,
+                       6 * (truth.latency_s + s / 7 / truth.bandwidth_Bps));
+    csv += fmt::format("reduce_kernel,1,{},0,-1,0,{},0,0,H100,13.0,2.28.9\n", s, 2e-6 + s * 0.5e-12);
+    csv += fmt::format("nccl,8,{},0,-1,0,{},0,0,H100,13.0,2.28.9\n", s, 14 * (truth.latency_s + s / 8 / truth.bandwidth_Bps));
+  }
+  const auto path = dir.path() / "measurements_micro.csv";
+  std::ofstream(path) << csv;
+  CalibrationOptions options;
+  options.fit_on = {Collective::SendRecv};
+  const std::vector<std::filesystem::path> files{path};
+  const CalibrationReport r = run_calibration(files, options);
+  EXPECT_EQ(r.inputs[0].collective, "mixed");
+  EXPECT_EQ(r.inputs[0].skipped, 7u);  // the reduce_kernel points
+  EXPECT_NEAR(r.model.link.latency_s / truth.latency_s, 1.0, 1e-9);
+  EXPECT_NEAR(r.model.link.bandwidth_Bps / truth.bandwidth_Bps, 1.0, 1e-9);
+  ASSERT_EQ(r.sources.size(), 3u);  // one file, three (collective, n) groups
+  EXPECT_TRUE(r.sources[0].fitted);
+  EXPECT_EQ(r.sources[1].collective, Collective::ReduceScatter);
+  EXPECT_EQ(r.sources[1].n, 7u);
+  EXPECT_LT(r.sources[1].overall.max_abs, 1e-9);
+  EXPECT_EQ(r.sources[2].collective, Collective::AllReduce);
+  EXPECT_LT(r.sources[2].overall.max_abs, 1e-9);
+  bool kernel_note = false;
+  for (const auto& n : r.notes) kernel_note = kernel_note || n.find("gamma ~ 0.5 ps/B") != std::string::npos;
+  EXPECT_TRUE(kernel_note) << format_calibration_report(r);
+  // A file of kernel rows only has nothing a schedule explains.
+  std::ofstream(path) << "algorithm,n,size_bytes,time_s\nreduce_kernel,1,1048576,1e-5\n";
+  expect_contains(error_of([&] { run_calibration(files, {}); }), "no measurement to fit");
+  std::ofstream(path) << "algorithm,n,size_bytes,time_s\nring,1,1048576,1e-5\n";
+  expect_contains(error_of([&] { run_calibration(files, {}); }), "measurements_micro.csv:2: ring on n = 1 GPU");
+}
+
+TEST(RunCalibration, GammaIsIdentifiedWhenCollectivesDiffer) {
+  // reduce_scatter and all_gather logs synthesised from known parameters: the difference is gamma.
+  TempDir dir;
+  const LinkModel truth = link(2e-6, 350e9, 1.0 / 150e9);
+  const auto write_log = [&](const std::string& name, const char* perf, bool reduce) {
+    std::string text = fmt::format("# Collective test starting: {}\n# nranks: 4\n", perf);
+    for (double s = 64; s <= 8.0 * 1024 * 1024 * 1024; s *= 2) {
+      const double t = 3 * truth.latency_s + 0.75 * s / truth.bandwidth_Bps + (reduce ? 0.75 * s * truth.gamma_s_per_byte : 0.0);
+      const double algbw = s / t / 1e9;
+      text += fmt::format("{} {} float {} -1 {:.6f} {:.4f} {:.4f} 0 {:.6f} {:.4f} {:.4f} 0\n", s, s / 16,
+                          reduce ? "sum" : "none", t * 1e6, algbw, algbw * 0.75, t * 1e6, algbw, algbw * 0.75);
+    }
+    std::ofstream(dir.path() / name) << text;
+    return dir.path() / name;
+  };
+  const std::vector<std::filesystem::path> files{write_log("rs.txt", "reduce_scatter_perf", true),
+                                                 write_log("ag.txt", "all_gather_perf", false)};
+  const CalibrationReport report = run_calibration(files, {});
+  EXPECT_TRUE(report.single.regimes[0].gamma_fitted);
+  EXPECT_NEAR(report.model.link.latency_s / truth.latency_s, 1.0, 1e-4);
+  EXPECT_NEAR(report.model.link.bandwidth_Bps / truth.bandwidth_Bps, 1.0, 1e-4);
+  EXPECT_NEAR(report.model.link.gamma_s_per_byte / truth.gamma_s_per_byte, 1.0, 1e-3);
+  EXPECT_TRUE(report.model_path.empty());
+  EXPECT_TRUE(report.csv_path.empty());
+}
+
+TEST(RunCalibration, SharedLogsCrossPrediction) {
+  CalibrationOptions options;
+  options.fit_on = {Collective::ReduceScatter};
+  const std::vector<std::filesystem::path> files{kReduceScatter4, kAllGather4, kAllReduce8};
+  const CalibrationReport r = run_calibration(files, options);
+  ASSERT_EQ(r.sources.size(), 3u);
+  EXPECT_TRUE(r.sources[0].fitted);
+  EXPECT_EQ(r.sources[0].collective, Collective::ReduceScatter);
+  EXPECT_FALSE(r.sources[1].fitted);
+  EXPECT_FALSE(r.sources[2].fitted);
+  EXPECT_EQ(r.fit_stats.count, 28u);
+  // Regression guards on the published logs (numbers in the report of issue 5).
+  EXPECT_LT(r.fit_stats.median_abs, 0.06);
+  EXPECT_LT(r.sources[1].overall.median_abs, 0.15);  // all_gather, same n, same round count
+  // NVLS is not a ring: through the ring schedule, 8-GPU all_reduce at large sizes is predicted
+  // about 45% too slow, systematically (in-switch reduction moves less data per GPU).
+  ASSERT_EQ(r.sources[2].ranges.size(), 3u);
+  EXPECT_GT(r.sources[2].ranges[2].stats.mean, 0.3);
+  const std::string text = format_calibration_report(r);
+  expect_contains(text, "cross-predicted");
+  expect_contains(text, ">= 16 MiB");
+}
+
+TEST(RunCalibration, FitOnAllReducePredictReduceScatter) {
+  CalibrationOptions options;
+  options.fit_on = {Collective::AllReduce};
+  options.predict = {Collective::ReduceScatter};
+  options.regimes = 3;
+  const std::vector<std::filesystem::path> files{kAllReduce8, kReduceScatter4, kAllGather4};
+  const CalibrationReport r = run_calibration(files, options);
+  ASSERT_TRUE(r.regime_fit.has_value());
+  EXPECT_EQ(r.regime_fit->regimes.size(), 3u);
+  EXPECT_EQ(r.model.regimes.size(), 3u);
+  ASSERT_EQ(r.sources.size(), 2u);  // all_gather is neither fitted nor predicted
+  EXPECT_EQ(r.sources[1].collective, Collective::ReduceScatter);
+  EXPECT_EQ(r.fit_stats.count, 32u);
+  expect_contains(format_calibration_report(r), "3-regime fit");
+}
+
+TEST(RunCalibration, ShippedModelMatchesAFreshFit) {
+  // configs/models/h100_nvswitch.yaml is produced by this code from the shared logs; a change to
+  // the fit that moves it must regenerate the file (see the file's provenance). Compared to
+  // 1e-9 rather than byte for byte so that other build types (sanitizers, -O0) agree.
+  const ModelFile shipped = read_model_file(std::filesystem::path(COLLSIM_SOURCE_DIR) / "configs" / "models" / "h100_nvswitch.yaml");
+  CalibrationOptions options;
+  options.fit_on = {Collective::ReduceScatter, Collective::AllGather};
+  options.regimes = static_cast<std::uint32_t>(shipped.regimes.empty() ? 1 : shipped.regimes.size());
+  options.fit_gamma = false;
+  options.name = "h100_nvswitch";
+  const std::vector<std::filesystem::path> files{kReduceScatter4, kAllGather4, kAllReduce8};
+  const ModelFile fresh = run_calibration(files, options).model;
+  const auto same = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); };
+  const auto same_link = [&](const LinkModel& a, const LinkModel& b) {
+    return same(a.latency_s, b.latency_s) && same(a.bandwidth_Bps, b.bandwidth_Bps) &&
+           std::fabs(a.gamma_s_per_byte - b.gamma_s_per_byte) <= 1e-9 * std::max(a.gamma_s_per_byte, 1e-12);
+  };
+  EXPECT_EQ(fresh.name, shipped.name);
+  EXPECT_TRUE(same_link(fresh.link, shipped.link));
+  ASSERT_EQ(fresh.regimes.size(), shipped.regimes.size());
+  for (std::size_t k = 0; k < fresh.regimes.size(); ++k) {
+    EXPECT_TRUE(same_link(fresh.regimes[k].link, shipped.regimes[k].link)) << k;
+    EXPECT_EQ(fresh.regimes[k].min_size_bytes, shipped.regimes[k].min_size_bytes) << k;
+    EXPECT_EQ(fresh.regimes[k].max_size_bytes, shipped.regimes[k].max_size_bytes) << k;
+  }
+  ASSERT_EQ(fresh.provenance.sources.size(), shipped.provenance.sources.size());
+  for (std::size_t i = 0; i < fresh.provenance.sources.size(); ++i) {
+    EXPECT_EQ(fresh.provenance.sources[i].file, shipped.provenance.sources[i].file);
+    EXPECT_EQ(fresh.provenance.sources[i].fnv1a64, shipped.provenance.sources[i].fnv1a64);
+  }
+  EXPECT_EQ(fresh.provenance.fit_on, shipped.provenance.fit_on);
+  ASSERT_EQ(fresh.fit_rows.size(), shipped.fit_rows.size());
+  for (std::size_t i = 0; i < fresh.fit_rows.size(); ++i) {
+    EXPECT_EQ(fresh.fit_rows[i].measured_s, shipped.fit_rows[i].measured_s) << i;
+    EXPECT_TRUE(same(fresh.fit_rows[i].predicted_s, shipped.fit_rows[i].predicted_s)) << i;
+    EXPECT_EQ(fresh.fit_rows[i].role, shipped.fit_rows[i].role) << i;
+  }
+}
+
+TEST(RunCalibration, BadRequests) {
+  const std::vector<std::filesystem::path> logs{kReduceScatter4};
+  expect_contains(error_of([] { run_calibration({}, {}); }), "no input file");
+  CalibrationOptions o;
+  o.regimes = 4;
+  expect_contains(error_of([&] { run_calibration(logs, o); }), "--regimes: 4 is outside 1..3");
+  o = {};
+  o.algorithm = "spiral";
+  expect_contains(error_of([&] { run_calibration(logs, o); }), "unknown algorithm 'spiral'");
+  o = {};
+  o.fit_on = {Collective::AllGather};
+  expect_contains(error_of([&] { run_calibration(logs, o); }), "--fit-on all_gather: no input measured this collective");
+  o = {};
+  o.fit_on = {Collective::ReduceScatter};
+  o.predict = {Collective::AllReduce};
+  expect_contains(error_of([&] { run_calibration(logs, o); }), "--predict all_reduce: no input measured this collective");
+  o.predict = {Collective::ReduceScatter};
+  expect_contains(error_of([&] { run_calibration(logs, o); }), "also in --fit-on");
+  expect_contains(error_of([] {
+                    const std::vector<std::filesystem::path> f{log_path("bad-truncated-row.txt")};
+                    run_calibration(f, {});
+                  }),
+                  "bad-truncated-row.txt:30:");
+  expect_contains(error_of([] {
+                    const std::vector<std::filesystem::path> f{log_path("nope.txt")};
+                    run_calibration(f, {});
+                  }),
+                  "cannot read");
+  TempDir dir;
+  const auto csv = dir.path() / "m.csv";
+  std::ofstream(csv) << "algorithm,n,size_bytes,time_s\nfancy,4,1024,1e-5\nring,4,2048,2e-5\n";
+  const std::vector<std::filesystem::path> f{csv};
+  expect_contains(error_of([&] { run_calibration(f, {}); }), "m.csv:2: algorithm 'fancy' is neither a collsim schedule");
+  std::ofstream(csv) << "algorithm,n,size_bytes,delay_s,time_s\nring,4,1024,0.1,1e-5\n";
+  expect_contains(error_of([&] { run_calibration(f, {}); }), "every row has delay_s > 0");
+  const std::vector<std::filesystem::path> sendrecv{log_path("variant-sendrecv-synthetic.txt")};
+  const CalibrationReport r = run_calibration(sendrecv, {});
+  EXPECT_NEAR(r.model.link.latency_s / 9.5e-6, 1.0, 0.01);
+  EXPECT_NEAR(r.model.link.bandwidth_Bps / 150e9, 1.0, 0.01);
+}
+
+TEST(LogTime, Names) {
+  EXPECT_EQ(parse_log_time("in_place"), LogTime::InPlace);
+  EXPECT_STREQ(log_time_name(LogTime::OutOfPlace), "out_of_place");
+  EXPECT_THROW(parse_log_time("fastest"), ConfigError);
+}
+
+}  // namespace
+}  // namespace collsim

@@ -1,0 +1,116 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/models/closed_form.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/sim/closed_form_engine.hpp"
+#include "collsim/sim/replay_engine.hpp"
+
+namespace collsim {
+namespace {
+
+const LinkModel kLink{3e-6, 450.0 * 1024 * 1024 * 1024, 0.0};
+
+RunConfig config(const Topology& topo, double size, StartMode start, std::vector<double> arrival = {}) {
+  RunConfig c;
+  c.size_bytes = size;
+  c.topology = topo;
+  c.start = start;
+  c.arrival_s = std::move(arrival);
+  return c;
+}
+
+std::string config_error(const Schedule& s, const RunConfig& c) {
+  try {
+    (void)ClosedFormEngine().run(s, c);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Agreement on contention-free topologies, with and without a straggler (short enough to be
+// partly hidden, and long), with and without reduction cost, in every start mode the formulas
+// cover, at powers of two and other n. Algorithms without a formula are skipped, not passed.
+TEST(ClosedFormEngine, AgreesWithReplay) {
+  int compared = 0;
+  for (const auto& info : all_algorithms()) {
+    for (StartMode mode : {StartMode::Barrier, StartMode::Eager}) {
+      if (!has_closed_form(info.name, mode)) continue;
+      for (Rank n : {2u, 3u, 4u, 5u, 6u, 8u, 12u, 16u, 17u, 32u}) {
+        Schedule s;
+        try {
+          s = generate_schedule(info.name, AlgorithmOptions{n, {}, 0});
+        } catch (const ScheduleError&) {
+          continue;
+        }
+        for (double gamma : {0.0, 1.0 / 200e9}) {
+          const LinkModel link{kLink.latency_s, kLink.bandwidth_Bps, gamma};
+          for (const Topology& topo : {make_nvswitch(n, link), make_full_mesh(n, link)}) {
+            for (double d : {0.0, 20e-6, 2e-3}) {
+              std::vector<double> arrival(n, 0.0);
+              arrival[n - 1] = d;
+              const RunConfig c = config(topo, 1 << 30, mode, arrival);
+              RunResult formula;
+              try {
+                formula = ClosedFormEngine().run(s, c);
+              } catch (const ScheduleError& e) {
+                ADD_FAILURE() << info.name << " n=" << n << " has_closed_form but: " << e.what();
+                continue;
+              }
+              const RunResult replayed = ReplayEngine().run(s, c);
+              const std::string what = std::string(info.name) + " n=" + std::to_string(n) + " " + topo.name + " " +
+                                       start_mode_name(mode) + " d=" + std::to_string(d) +
+                                       " gamma=" + std::to_string(gamma);
+              EXPECT_EQ(formula.engine, "closed_form");
+              EXPECT_NEAR(formula.time_s, replayed.time_s, 1e-9 * replayed.time_s) << what;
+              EXPECT_NEAR(formula.time_after_last_arrival_s, replayed.time_after_last_arrival_s,
+                          1e-9 * replayed.time_s) << what;
+              ++compared;
+            }
+          }
+        }
+      }
+    }
+  }
+  if (compared == 0) GTEST_SKIP() << "no closed form implemented yet";
+}
+
+TEST(ClosedFormEngine, RejectsWhatTheFormulasDoNotDescribe) {
+  const Schedule ring = generate_schedule("ring", AlgorithmOptions{4, {}, 0});
+  const Topology star = make_nvswitch(4, kLink);
+  EXPECT_NE(config_error(ring, config(star, 1, StartMode::Barrier, {0, 1e-3, 0, 2e-3})).find("one late rank"),
+            std::string::npos);
+  EXPECT_NE(config_error(ring, config(make_dgx1(4, kLink), 1, StartMode::Barrier)).find("nvswitch or full_mesh"),
+            std::string::npos);
+  EXPECT_NE(config_error(ring, config(star, 1, StartMode::Barrier, {0, 0})).find("arrival"), std::string::npos);
+  EXPECT_NE(config_error(ring, config(make_nvswitch(5, kLink), 1, StartMode::Barrier)).find("5 GPUs"),
+            std::string::npos);
+  // A straggler-aware schedule built for rank 3 says nothing about rank 1 being late.
+  Schedule aware = ring;
+  aware.straggler = 3;
+  EXPECT_NE(config_error(aware, config(star, 1, StartMode::Barrier, {0, 1e-3, 0, 0})).find("straggler rank 3"),
+            std::string::npos);
+}
+
+TEST(EngineFactory, KnownAndUnknownNames) {
+  EXPECT_EQ(make_engine("replay")->name(), "replay");
+  EXPECT_EQ(make_engine("closed_form")->name(), "closed_form");
+  try {
+    (void)make_engine("fluid");
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("closed_form, replay, simgrid"), std::string::npos);
+  }
+  try {
+    EXPECT_EQ(make_engine("simgrid")->name(), "simgrid");
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("not built"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace collsim

@@ -1,0 +1,323 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/sim/replay_engine.hpp"
+
+namespace collsim {
+namespace {
+
+constexpr double kAlpha = 3e-6;
+constexpr double kB = 450e9;
+const LinkModel kLink{kAlpha, kB, 0.0};
+
+void expect_rel(double actual, double expected, double tol = 1e-12) {
+  EXPECT_LE(std::fabs(actual - expected), tol * std::fabs(expected)) << actual << " vs " << expected;
+}
+
+RunResult replay(const Schedule& s, const RunConfig& c, bool fast = true, bool* used_fast = nullptr) {
+  ReplayEngine engine(ReplayOptions{fast});
+  RunResult r = engine.run(s, c);
+  if (used_fast != nullptr) *used_fast = engine.last_run_was_fast();
+  return r;
+}
+
+RunConfig config(const Topology& topo, double size, StartMode start = StartMode::Eager, std::vector<double> arrival = {}) {
+  RunConfig c;
+  c.size_bytes = size;
+  c.topology = topo;
+  c.start = start;
+  c.arrival_s = std::move(arrival);
+  return c;
+}
+
+// A schedule written by hand: one phase per entry of `phases`, one round per inner entry.
+Schedule hand(Rank n, std::uint32_t chunks, std::uint32_t ports,
+              const std::vector<std::vector<std::vector<Transfer>>>& phases) {
+  Schedule s;
+  s.algorithm = "hand";
+  s.n = n;
+  s.num_chunks = chunks;
+  s.ports = ports;
+  int index = 0;
+  for (const auto& rounds : phases) {
+    Phase& p = s.add_phase("phase" + std::to_string(index++));
+    for (const auto& round : rounds) {
+      p.begin_round();
+      for (const Transfer& t : round) p.add(t.src, t.dst, t.chunk_begin, t.chunk_count, t.op);
+    }
+  }
+  return s;
+}
+
+Transfer tx(Rank src, Rank dst, std::uint32_t chunk = 0, std::uint32_t count = 1, Op op = Op::Copy) {
+  return Transfer{src, dst, chunk, static_cast<std::uint16_t>(count), op};
+}
+
+TEST(Replay, RingOnNvSwitchMatchesAlphaBeta) {
+  const double size = 1 << 30;
+  for (Rank n : {2u, 3u, 5u, 8u, 16u, 33u}) {
+    const Schedule s = generate_schedule("ring", AlgorithmOptions{n, {}, 0});
+    const double expected = 2.0 * (n - 1) * (kAlpha + size / n / kB);
+    for (bool fast : {true, false}) {
+      bool used_fast = false;
+      const RunResult r = replay(s, config(make_nvswitch(n, kLink), size), fast, &used_fast);
+      EXPECT_EQ(used_fast, fast) << n;
+      EXPECT_EQ(r.engine, "replay");
+      EXPECT_EQ(r.transfers, 2u * n * (n - 1));
+      expect_rel(r.time_s, expected);
+      expect_rel(r.time_after_last_arrival_s, expected);
+      ASSERT_EQ(r.finish_s.size(), n);
+      for (double f : r.finish_s) expect_rel(f, expected);
+    }
+  }
+}
+
+TEST(Replay, ArrivalDelaysShiftResults) {
+  const Rank n = 8;
+  const double size = 64 << 20;
+  const Schedule s = generate_schedule("ring", AlgorithmOptions{n, {}, 0});
+  const double ring = 2.0 * (n - 1) * (kAlpha + size / n / kB);
+  // Everyone 1 ms late: the same collective, shifted.
+  RunResult r = replay(s, config(make_nvswitch(n, kLink), size, StartMode::Eager, std::vector<double>(n, 1e-3)));
+  expect_rel(r.first_arrival_s, 1e-3);
+  expect_rel(r.time_s, ring);
+  for (double f : r.finish_s) expect_rel(f, 1e-3 + ring);
+  // One rank late by d: in a ring every rank's round j depends on the ranks within distance
+  // j + 1, so after 2(n-1) rounds the delay reaches everyone: finish = d + T for all.
+  std::vector<double> arrival(n, 0.0);
+  arrival[5] = 2e-3;
+  for (bool fast : {true, false}) {
+    r = replay(s, config(make_nvswitch(n, kLink), size, StartMode::Eager, arrival), fast);
+    expect_rel(r.time_s, 2e-3 + ring);
+    expect_rel(r.time_after_last_arrival_s, ring);
+    expect_rel(r.last_arrival_s, 2e-3);
+  }
+  // Independent pairs: only the late rank's partner waits.
+  const Schedule pairs = hand(4, 1, 1, {{{tx(0, 1), tx(1, 0), tx(2, 3), tx(3, 2)}}});
+  const double c = kAlpha + size / kB;
+  for (bool fast : {true, false}) {
+    r = replay(pairs, config(make_nvswitch(4, kLink), size, StartMode::Eager, {0, 0, 0, 1e-3}), fast);
+    expect_rel(r.finish_s[0], c);
+    expect_rel(r.finish_s[1], c);
+    expect_rel(r.finish_s[2], 1e-3 + c);
+    expect_rel(r.finish_s[3], 1e-3 + c);
+  }
+}
+
+TEST(Replay, EagerAndBarrierDifferForATree) {
+  // Chain reduce 0 -> 1 -> 2 with rank 2 late: eager lets 0 -> 1 run during the delay.
+  const Schedule s = hand(3, 1, 1, {{{tx(0, 1, 0, 1, Op::Reduce)}, {tx(1, 2, 0, 1, Op::Reduce)}}});
+  const double size = 8 << 20;
+  const double c = kAlpha + size / kB;
+  const double d = 1e-3;
+  for (bool fast : {true, false}) {
+    const RunResult eager = replay(s, config(make_nvswitch(3, kLink), size, StartMode::Eager, {0, 0, d}), fast);
+    const RunResult barrier = replay(s, config(make_nvswitch(3, kLink), size, StartMode::Barrier, {0, 0, d}), fast);
+    expect_rel(eager.time_s, d + c);
+    expect_rel(eager.finish_s[0], c);
+    expect_rel(barrier.time_s, d + 2 * c);
+    expect_rel(barrier.finish_s[0], d + c);
+    expect_rel(barrier.time_after_last_arrival_s, 2 * c);
+  }
+  // Barrier holds a phase only for its own participants: rank 2 is not in phase 0 here.
+  const Schedule two = hand(3, 1, 1, {{{tx(0, 1)}}, {{tx(1, 2)}}});
+  const RunResult r = replay(two, config(make_nvswitch(3, kLink), size, StartMode::Barrier, {0, 0, d}));
+  expect_rel(r.finish_s[0], c);
+  expect_rel(r.finish_s[2], d + c);
+}
+
+TEST(Replay, TwoFlowsShareOnePort) {
+  // Rank 0 sends 1 chunk to rank 1 and 2 chunks to rank 2 at once: both use gpu0_up.
+  // Each gets B/2 until the small one ends at alpha + 2m/B; the big one then has m left at B.
+  const double m = 16 << 20;
+  const Schedule s = hand(3, 3, 2, {{{tx(0, 1, 0, 1), tx(0, 2, 1, 2)}}});
+  bool used_fast = true;
+  RunConfig c = config(make_nvswitch(3, kLink), 3 * m);
+  c.record_trace = true;
+  const RunResult r = replay(s, c, true, &used_fast);
+  EXPECT_FALSE(used_fast);
+  expect_rel(r.finish_s[1], kAlpha + 2 * m / kB);
+  expect_rel(r.finish_s[2], kAlpha + 3 * m / kB);
+  expect_rel(r.finish_s[0], kAlpha + 3 * m / kB);
+  ASSERT_EQ(r.trace.size(), 2u);
+  expect_rel(r.trace[0].end_s, kAlpha + 2 * m / kB);
+  EXPECT_EQ(r.trace[0].start_s, 0.0);
+}
+
+TEST(Replay, MaxMinFairSharesAcrossTwoBottlenecks) {
+  // A: 0->1, F: 0->2, C: 3->2, D: 4->2. gpu2_down carries F, C, D (B/3 each); gpu0_up then has
+  // 2B/3 left for A. With m bytes each, A ends at alpha + 1.5 m/B, the others at alpha + 3 m/B
+  // (A's end frees gpu0_up but F stays limited by gpu2_down).
+  const double m = 9 << 20;
+  const Schedule s = hand(5, 1, 3, {{{tx(0, 1), tx(0, 2), tx(3, 2), tx(4, 2)}}});
+  RunConfig c = config(make_nvswitch(5, kLink), m);
+  c.record_trace = true;
+  const RunResult r = replay(s, c);
+  ASSERT_EQ(r.trace.size(), 4u);
+  expect_rel(r.trace[0].end_s, kAlpha + 1.5 * m / kB);
+  for (int i = 1; i < 4; ++i) expect_rel(r.trace[static_cast<std::size_t>(i)].end_s, kAlpha + 3 * m / kB);
+}
+
+TEST(Replay, LateFlowJoinsAndRatesChange) {
+  // 0->2 and 1->2 in one round, rank 1 arrives m/(2B) late: the first flow runs alone at B,
+  // then both share gpu2_down at B/2. First ends at alpha + 1.5 m/B, second at alpha + 2 m/B.
+  const double m = 32 << 20;
+  const Schedule s = hand(3, 1, 2, {{{tx(0, 2), tx(1, 2)}}});
+  RunConfig c = config(make_nvswitch(3, kLink), m, StartMode::Eager, {0, m / (2 * kB), 0});
+  c.record_trace = true;
+  const RunResult r = replay(s, c);
+  expect_rel(r.trace[0].end_s, kAlpha + 1.5 * m / kB);
+  expect_rel(r.trace[1].end_s, kAlpha + 2 * m / kB);
+  expect_rel(r.finish_s[2], kAlpha + 2 * m / kB);
+}
+
+TEST(Replay, Dgx1ForwardedRoutes) {
+  const LinkModel nvlink{kAlpha, 25e9, 0.0};
+  const Topology t = make_dgx1(8, nvlink);
+  const double m = 64 << 20;
+  // 0 -> 7 goes 0 -> 4 -> 7 over double links: 2 alpha + m / 50 GB/s.
+  RunResult r = replay(hand(8, 1, 1, {{{tx(0, 7)}}}), config(t, m));
+  expect_rel(r.time_s, 2 * kAlpha + m / 50e9);
+  // 0 -> 5 has width 1: 2 alpha + m / 25 GB/s.
+  r = replay(hand(8, 1, 1, {{{tx(0, 5)}}}), config(t, m));
+  expect_rel(r.time_s, 2 * kAlpha + m / 25e9);
+  // 3 -> 4 is forwarded through 0 and shares link 0 -> 4 with 0's own send to 4.
+  const Topology no_latency = make_dgx1(8, LinkModel{0.0, 25e9, 0.0});
+  r = replay(hand(8, 1, 2, {{{tx(3, 4), tx(0, 4)}}}), config(no_latency, m));
+  expect_rel(r.finish_s[3], m / 25e9);
+  expect_rel(r.finish_s[0], m / 25e9);
+}
+
+TEST(Replay, SharesAreWeightedByRouteLatencyAsInCm02) {
+  // 0 -> 4 (direct, latency alpha) and 0 -> 7 (forwarded 0 -> 4 -> 7, latency 2 alpha) share
+  // the double link 0 -> 4 (50 GB/s). SimGrid's CM02 weights shares by 1 / route latency, so
+  // the direct flow gets 2/3 and the forwarded one 1/3 of the link while both are active.
+  const Topology t = make_dgx1(8, LinkModel{kAlpha, 25e9, 0.0});
+  const double m = 64 << 20;
+  RunConfig c = config(t, 2 * m);
+  c.record_trace = true;
+  const RunResult r = replay(hand(8, 2, 2, {{{tx(0, 4, 0), tx(0, 7, 1)}}}), c);
+  const double sent_alone = 50e9 * kAlpha;             // 0 -> 4 alone from alpha to 2 alpha
+  const double left4 = m - sent_alone;
+  const double t2 = 2 * kAlpha + left4 / (100e9 / 3);  // 0 -> 4 at 2/3 of 50 GB/s
+  const double t3 = t2 + (m - left4 / 2) / 50e9;       // 0 -> 7 got half as much, then alone
+  ASSERT_EQ(r.trace.size(), 2u);
+  expect_rel(r.trace[0].end_s, t2);
+  expect_rel(r.trace[1].end_s, t3);
+}
+
+TEST(Replay, GammaIsAddedAtTheReduceReceiver) {
+  const Rank n = 6;
+  const double size = 96 << 20;
+  const double m = size / n;
+  const double gamma = 1.0 / 200e9;
+  const Schedule s = generate_schedule("ring", AlgorithmOptions{n, {}, 0});
+  const double expected = (n - 1) * (kAlpha + m / kB + m * gamma) + (n - 1) * (kAlpha + m / kB);
+  for (bool fast : {true, false}) {
+    const RunResult r = replay(s, config(make_nvswitch(n, LinkModel{kAlpha, kB, gamma}), size), fast);
+    expect_rel(r.time_s, expected);
+  }
+  // The sender is free when the data has arrived; only the receiver pays gamma.
+  const Schedule one = hand(2, 1, 1, {{{tx(0, 1, 0, 1, Op::Reduce)}}});
+  const RunResult r = replay(one, config(make_nvswitch(2, LinkModel{kAlpha, kB, gamma}), size));
+  expect_rel(r.finish_s[0], kAlpha + size / kB);
+  expect_rel(r.finish_s[1], kAlpha + size / kB + size * gamma);
+}
+
+TEST(Replay, FastAndEventPathsAgree) {
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> delay(0.0, 200e-6);
+  ClusterSpec spec;
+  spec.gpus_per_node = 4;
+  spec.nodes_per_leaf = 2;
+  spec.rail_optimized = true;
+  for (const auto& info : all_algorithms()) {
+    for (Rank n : {3u, 8u, 13u, 24u}) {
+      Schedule s;
+      try {
+        s = generate_schedule(info.name, AlgorithmOptions{n, {}, 0});
+      } catch (const ScheduleError&) {
+        continue;  // n not supported (or not implemented yet)
+      }
+      const std::vector<Topology> topologies{make_nvswitch(n, LinkModel{kAlpha, kB, 1e-12}),
+                                             make_full_mesh(n, kLink), make_cluster(n, spec, 1e-12, "c")};
+      for (const Topology& topo : topologies) {
+        for (StartMode mode : {StartMode::Eager, StartMode::Barrier}) {
+          std::vector<double> arrival(n);
+          for (double& a : arrival) a = delay(rng);
+          RunConfig c = config(topo, 1 << 26, mode, arrival);
+          c.record_trace = true;
+          const RunResult a = replay(s, c, true);
+          const RunResult b = replay(s, c, false);
+          const std::string what = std::string(info.name) + " n=" + std::to_string(n) + " " + topo.name + " " +
+                                   start_mode_name(mode);
+          ASSERT_EQ(a.trace.size(), s.num_transfers()) << what;
+          ASSERT_EQ(b.trace.size(), s.num_transfers()) << what;
+          expect_rel(a.time_s, b.time_s);
+          for (Rank r = 0; r < n; ++r) expect_rel(a.finish_s[r], b.finish_s[r]);
+          for (std::size_t i = 0; i < a.trace.size(); ++i) {
+            EXPECT_EQ(a.trace[i].transfer.src, b.trace[i].transfer.src) << what;
+            expect_rel(a.trace[i].end_s, b.trace[i].end_s);
+            EXPECT_GE(a.trace[i].start_s, arrival[a.trace[i].transfer.src]) << what;
+            EXPECT_GE(a.trace[i].start_s, arrival[a.trace[i].transfer.dst]) << what;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Replay, DeclinesOversubscribedFabric) {
+  ClusterSpec spec;
+  spec.oversubscription = 2;
+  const Topology t = make_cluster(16, spec, 0.0, "over");
+  const Schedule s = generate_schedule("ring", AlgorithmOptions{16, {}, 0});
+  try {
+    (void)replay(s, config(t, 1 << 20));
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--engine simgrid"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Replay, RejectsConfigsThatDoNotFit) {
+  const Schedule s = generate_schedule("ring", AlgorithmOptions{4, {}, 0});
+  const Topology t = make_nvswitch(4, kLink);
+  EXPECT_THROW((void)replay(s, config(make_nvswitch(5, kLink), 1)), ConfigError);
+  EXPECT_THROW((void)replay(s, config(t, 1, StartMode::Eager, {0, 0, 0})), ConfigError);
+  EXPECT_THROW((void)replay(s, config(t, 1, StartMode::Eager, {0, 0, -1e-6, 0})), ConfigError);
+  EXPECT_THROW((void)replay(s, config(t, 1, StartMode::Eager, {0, 0, NAN, 0})), ConfigError);
+  EXPECT_THROW((void)replay(s, config(t, -1)), ConfigError);
+  Topology broken = t;
+  broken.links.pop_back();
+  EXPECT_THROW((void)replay(s, config(broken, 1)), ConfigError);
+  // Malformed transfers are schedule errors, in both paths.
+  for (bool fast : {true, false}) {
+    EXPECT_THROW((void)replay(hand(4, 1, 1, {{{tx(0, 0)}}}), config(t, 1), fast), ScheduleError);
+    EXPECT_THROW((void)replay(hand(4, 1, 1, {{{tx(0, 9)}}}), config(t, 1), fast), ScheduleError);
+    EXPECT_THROW((void)replay(hand(4, 2, 1, {{{tx(0, 1, 1, 2)}}}), config(t, 1), fast), ScheduleError);
+  }
+}
+
+TEST(Replay, ZeroBytesCostLatencyOnly) {
+  const Schedule s = generate_schedule("ring", AlgorithmOptions{4, {}, 0});
+  for (bool fast : {true, false}) expect_rel(replay(s, config(make_nvswitch(4, kLink), 0), fast).time_s, 6 * kAlpha);
+}
+
+TEST(Replay, RankWithoutTransfersFinishesAtArrival) {
+  const Schedule s = hand(3, 1, 1, {{{tx(0, 1)}}});
+  for (bool fast : {true, false}) {
+    const RunResult r = replay(s, config(make_nvswitch(3, kLink), 1, StartMode::Eager, {0, 0, 5e-3}), fast);
+    EXPECT_EQ(r.finish_s[2], 5e-3);
+    EXPECT_EQ(r.time_after_last_arrival_s, 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace collsim

@@ -1,0 +1,363 @@
+// The simgrid engine: exact alpha-beta timing, schedule semantics, contention, reentrancy, and
+// agreement with the replay engine.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/sim/engine.hpp"
+#include "collsim/sim/replay_engine.hpp"
+
+#ifdef COLLSIM_HAVE_SIMGRID
+#include <csignal>
+
+#include "child_process.hpp"
+#include "collsim/sim/simgrid_engine.hpp"
+#endif
+
+namespace collsim {
+namespace {
+
+#ifdef COLLSIM_HAVE_SIMGRID
+
+constexpr double kAlpha = 3e-6;
+constexpr double kB = 450e9;
+const LinkModel kLink{kAlpha, kB, 0.0};
+
+void expect_rel(double actual, double expected, double tol = 1e-9, const std::string& what = {}) {
+  EXPECT_LE(std::fabs(actual - expected), tol * std::fabs(expected)) << actual << " vs " << expected << " " << what;
+}
+
+RunResult simgrid(const Schedule& s, const RunConfig& c) { return make_simgrid_engine()->run(s, c); }
+
+RunConfig config(const Topology& topo, double size, StartMode start = StartMode::Eager, std::vector<double> arrival = {}) {
+  RunConfig c;
+  c.size_bytes = size;
+  c.topology = topo;
+  c.start = start;
+  c.arrival_s = std::move(arrival);
+  return c;
+}
+
+// A schedule written by hand: one phase per entry of `phases`, one round per inner entry.
+Schedule hand(Rank n, std::uint32_t chunks, std::uint32_t ports,
+              const std::vector<std::vector<std::vector<Transfer>>>& phases) {
+  Schedule s;
+  s.algorithm = "hand";
+  s.n = n;
+  s.num_chunks = chunks;
+  s.ports = ports;
+  int index = 0;
+  for (const auto& rounds : phases) {
+    Phase& p = s.add_phase("phase" + std::to_string(index++));
+    for (const auto& round : rounds) {
+      p.begin_round();
+      for (const Transfer& t : round) p.add(t.src, t.dst, t.chunk_begin, t.chunk_count, t.op);
+    }
+  }
+  return s;
+}
+
+Transfer tx(Rank src, Rank dst, std::uint32_t chunk = 0, std::uint32_t count = 1, Op op = Op::Copy) {
+  return Transfer{src, dst, chunk, static_cast<std::uint16_t>(count), op};
+}
+
+TEST(SimGrid, MakeEngineKnowsIt) {
+  const auto engine = make_engine("simgrid");
+  EXPECT_EQ(engine->name(), "simgrid");
+}
+
+TEST(SimGrid, SingleTransferIsLatencySumPlusBytesOverBottleneck) {
+  // A 2-link route with different latencies and bandwidths: sum(latency) + m / min(bandwidth).
+  Topology t = make_nvswitch(2, kLink);
+  t.links[0].latency_s = 1.25e-6;   // GPU 0 up
+  t.links[0].bandwidth_Bps = 300e9;
+  t.links[3].latency_s = 0.5e-6;    // GPU 1 down
+  t.links[3].bandwidth_Bps = 200e9;
+  const Schedule one = hand(2, 1, 1, {{{tx(0, 1)}}});
+  for (double m : {0.0, 1.0, 1e3, 12345.0, 1e9, 1e9 / 3}) {
+    const RunResult r = simgrid(one, config(t, m));
+    const double expected = (1.25e-6 + 0.5e-6) + m / 200e9;
+    expect_rel(r.finish_s[0], expected, 1e-12, "m=" + std::to_string(m));
+    expect_rel(r.finish_s[1], expected, 1e-12);
+    expect_rel(r.time_s, expected, 1e-12);
+    EXPECT_EQ(r.transfers, 1u);
+    EXPECT_EQ(r.engine, "simgrid");
+  }
+  // The plain nvswitch message is alpha + m / B.
+  const RunResult r = simgrid(one, config(make_nvswitch(2, kLink), 1 << 20));
+  expect_rel(r.time_s, kAlpha + (1 << 20) / kB, 1e-12);
+}
+
+TEST(SimGrid, RingOnNvSwitchMatchesAlphaBeta) {
+  const double size = 1 << 30;
+  for (Rank n : {2u, 5u, 8u, 16u}) {
+    const Schedule s = generate_schedule("ring", AlgorithmOptions{n, {}, 0});
+    const double expected = 2.0 * (n - 1) * (kAlpha + size / n / kB);
+    const RunResult r = simgrid(s, config(make_nvswitch(n, kLink), size));
+    EXPECT_EQ(r.transfers, 2u * n * (n - 1));
+    expect_rel(r.time_s, expected);
+    expect_rel(r.time_after_last_arrival_s, expected);
+    ASSERT_EQ(r.finish_s.size(), n);
+    for (double f : r.finish_s) expect_rel(f, expected);
+  }
+}
+
+TEST(SimGrid, ZeroBytesCostLatencyOnly) {
+  const Schedule s = generate_schedule("ring", AlgorithmOptions{4, {}, 0});
+  RunConfig c = config(make_nvswitch(4, kLink), 0);
+  c.record_trace = true;
+  const RunResult r = simgrid(s, c);
+  expect_rel(r.time_s, 6 * kAlpha, 1e-12);
+  ASSERT_EQ(r.trace.size(), s.num_transfers());
+  for (const TransferRecord& rec : r.trace) expect_rel(rec.end_s - rec.start_s, kAlpha, 1e-9);
+}
+
+TEST(SimGrid, FractionalChunkBytesAreExact) {
+  // 1 GiB + 1 byte over 7 chunks is not a whole number of bytes per message.
+  const Rank n = 7;
+  const double size = (1 << 30) + 1.0;
+  const Schedule s = generate_schedule("ring", AlgorithmOptions{n, {}, 0});
+  const RunResult r = simgrid(s, config(make_nvswitch(n, kLink), size));
+  expect_rel(r.time_s, 2.0 * (n - 1) * (kAlpha + size / n / kB), 1e-12);
+}
+
+TEST(SimGrid, StragglerShiftsTheRingByItsDelay) {
+  const Rank n = 8;
+  const double size = 1 << 26;
+  const double d = 250e-6;
+  const Schedule s = generate_schedule("ring", AlgorithmOptions{n, {}, 0});
+  const double ring = 2.0 * (n - 1) * (kAlpha + size / n / kB);
+  for (StartMode mode : {StartMode::Eager, StartMode::Barrier}) {
+    std::vector<double> arrival(n, 0.0);
+    arrival[3] = d;
+    const RunResult r = simgrid(s, config(make_nvswitch(n, kLink), size, mode, arrival));
+    expect_rel(r.time_s, d + ring, 1e-9, start_mode_name(mode));
+    expect_rel(r.time_after_last_arrival_s, ring, 1e-9, start_mode_name(mode));
+    EXPECT_EQ(r.first_arrival_s, 0.0);
+    EXPECT_EQ(r.last_arrival_s, d);
+  }
+  // Everyone late by the same amount: the whole run moves.
+  const RunResult r = simgrid(s, config(make_nvswitch(n, kLink), size, StartMode::Eager, std::vector<double>(n, d)));
+  for (double f : r.finish_s) expect_rel(f, d + ring);
+  expect_rel(r.time_s, ring);
+}
+
+TEST(SimGrid, BarrierHoldsAPhaseUntilAllItsRanksArrived) {
+  // Phase 0: 0 -> 1, then 1 -> 2; rank 2 is late. Eager lets 0 -> 1 go at time 0, barrier waits.
+  const double m = 1 << 20;
+  const double d = 1e-3;
+  const double msg = kAlpha + m / kB;
+  const Schedule s = hand(3, 1, 1, {{{tx(0, 1)}, {tx(1, 2)}}});
+  const RunResult eager = simgrid(s, config(make_nvswitch(3, kLink), m, StartMode::Eager, {0, 0, d}));
+  const RunResult barrier = simgrid(s, config(make_nvswitch(3, kLink), m, StartMode::Barrier, {0, 0, d}));
+  expect_rel(eager.finish_s[0], msg);
+  expect_rel(barrier.finish_s[0], d + msg);
+  expect_rel(eager.finish_s[2], d + msg);
+  expect_rel(barrier.finish_s[2], d + 2 * msg);
+}
+
+TEST(SimGrid, TwoFlowsOnOneLinkShareItsBandwidth) {
+  const double m = 1 << 24;
+  // Rank 0 sends to 1 and 2 in one round (two ports): both flows share GPU 0's up link.
+  const RunResult shared = simgrid(hand(3, 2, 2, {{{tx(0, 1, 0), tx(0, 2, 1)}}}), config(make_nvswitch(3, kLink), 2 * m));
+  for (Rank r : {0u, 1u, 2u}) expect_rel(shared.finish_s[r], kAlpha + m / (kB / 2));
+  // Opposite directions use different directed links: no sharing (crosstraffic is off).
+  const RunResult swap = simgrid(hand(2, 1, 1, {{{tx(0, 1), tx(1, 0)}}}), config(make_nvswitch(2, kLink), m));
+  for (Rank r : {0u, 1u}) expect_rel(swap.finish_s[r], kAlpha + m / kB);
+}
+
+TEST(SimGrid, MaxMinRatesChangeWhenAFlowLeaves) {
+  // 0 -> 1 (m bytes) and 0 -> 2 (3m bytes) share GPU 0's up link at B/2 until the first ends at
+  // 2m/B; the second then has 2m left at full rate: alpha + 4m/B in total.
+  const double m = 1 << 20;
+  const Schedule s = hand(3, 4, 2, {{{tx(0, 1, 0, 1), tx(0, 2, 1, 3)}}});
+  const RunResult r = simgrid(s, config(make_nvswitch(3, kLink), 4 * m));
+  expect_rel(r.finish_s[1], kAlpha + 2 * m / kB);
+  expect_rel(r.finish_s[2], kAlpha + 4 * m / kB);
+  expect_rel(r.finish_s[0], kAlpha + 4 * m / kB);
+}
+
+TEST(SimGrid, GammaIsAddedAtTheReduceReceiver) {
+  const Rank n = 6;
+  const double size = 1 << 26;
+  const double gamma = 1.0 / 200e9;
+  const double chunk = size / n;
+  const Schedule s = generate_schedule("ring", AlgorithmOptions{n, {}, 0});
+  const RunResult r = simgrid(s, config(make_nvswitch(n, LinkModel{kAlpha, kB, gamma}), size));
+  expect_rel(r.time_s, (n - 1) * (kAlpha + chunk / kB + chunk * gamma) + (n - 1) * (kAlpha + chunk / kB));
+
+  const Schedule one = hand(2, 1, 1, {{{tx(0, 1, 0, 1, Op::Reduce)}}});
+  RunConfig c = config(make_nvswitch(2, LinkModel{kAlpha, kB, gamma}), size);
+  c.record_trace = true;
+  const RunResult single = simgrid(one, c);
+  expect_rel(single.finish_s[0], kAlpha + size / kB);
+  expect_rel(single.finish_s[1], kAlpha + size / kB + size * gamma);
+  ASSERT_EQ(single.trace.size(), 1u);
+  EXPECT_EQ(single.trace[0].start_s, 0.0);
+  expect_rel(single.trace[0].end_s, single.finish_s[1]);
+  // A copy pays no reduction cost.
+  const RunResult copy = simgrid(hand(2, 1, 1, {{{tx(0, 1)}}}), c);
+  expect_rel(copy.finish_s[1], kAlpha + size / kB);
+}
+
+TEST(SimGrid, TraceHasEveryTransferInScheduleOrder) {
+  const Rank n = 5;
+  const double size = 1 << 20;
+  const Schedule s = generate_schedule("ring", AlgorithmOptions{n, {}, 0});
+  RunConfig c = config(make_nvswitch(n, kLink), size);
+  c.record_trace = true;
+  const RunResult r = simgrid(s, c);
+  ASSERT_EQ(r.trace.size(), s.num_transfers());
+  const double step = kAlpha + size / n / kB;
+  std::size_t i = 0;
+  for (std::size_t p = 0; p < s.phases.size(); ++p) {
+    for (std::size_t round = 0; round < s.phases[p].num_rounds(); ++round) {
+      for (const Transfer& t : s.phases[p].round(round)) {
+        const TransferRecord& rec = r.trace[i++];
+        EXPECT_EQ(rec.phase, p);
+        EXPECT_EQ(rec.round, round);
+        EXPECT_EQ(rec.transfer.src, t.src);
+        EXPECT_EQ(rec.transfer.dst, t.dst);
+        EXPECT_EQ(rec.transfer.chunk_begin, t.chunk_begin);
+        const double k = static_cast<double>(p * (n - 1) + round);
+        expect_rel(rec.start_s + 1.0, k * step + 1.0, 1e-15);
+        expect_rel(rec.end_s, (k + 1) * step);
+      }
+    }
+  }
+  EXPECT_TRUE(simgrid(s, config(make_nvswitch(n, kLink), size)).trace.empty());
+}
+
+TEST(SimGrid, RepeatedRunsInOneProcessAreIdentical) {
+  const Rank n = 9;
+  const Schedule s = generate_schedule("ring", AlgorithmOptions{n, {}, 0});
+  std::vector<double> arrival(n, 0.0);
+  arrival[4] = 17e-6;
+  const RunConfig c = config(make_nvswitch(n, kLink), 3e7, StartMode::Eager, arrival);
+  const auto engine = make_simgrid_engine();
+  const RunResult first = engine->run(s, c);
+  for (int i = 0; i < 5; ++i) {
+    const RunResult again = engine->run(s, c);
+    EXPECT_EQ(again.finish_s, first.finish_s);
+    EXPECT_EQ(again.time_s, first.time_s);
+  }
+}
+
+TEST(SimGrid, RankWithoutTransfersFinishesAtArrival) {
+  const Schedule s = hand(3, 1, 1, {{{tx(0, 1)}}});
+  const RunResult r = simgrid(s, config(make_nvswitch(3, kLink), 1, StartMode::Eager, {0, 0, 5e-3}));
+  EXPECT_EQ(r.finish_s[2], 5e-3);
+  const Schedule empty = hand(3, 1, 1, {});
+  const RunResult e = simgrid(empty, config(make_nvswitch(3, kLink), 1, StartMode::Eager, {1e-3, 0, 2e-3}));
+  EXPECT_EQ(e.finish_s, (std::vector<double>{1e-3, 0, 2e-3}));
+  EXPECT_EQ(e.transfers, 0u);
+}
+
+TEST(SimGrid, RejectsConfigsThatDoNotFit) {
+  const Schedule s = generate_schedule("ring", AlgorithmOptions{4, {}, 0});
+  const Topology t = make_nvswitch(4, kLink);
+  EXPECT_THROW((void)simgrid(s, config(make_nvswitch(5, kLink), 1)), ConfigError);
+  EXPECT_THROW((void)simgrid(s, config(t, -1)), ConfigError);
+  EXPECT_THROW((void)simgrid(s, config(t, 1, StartMode::Eager, {0, 0, 0})), ConfigError);
+  EXPECT_THROW((void)simgrid(s, config(t, 1, StartMode::Eager, {0, 0, -1e-6, 0})), ConfigError);
+  EXPECT_THROW((void)simgrid(s, config(t, 1, StartMode::Eager, {0, 0, std::nan(""), 0})), ConfigError);
+  EXPECT_THROW((void)simgrid(hand(4, 1, 1, {{{tx(1, 1)}}}), config(t, 1)), ScheduleError);
+  EXPECT_THROW((void)simgrid(hand(4, 1, 1, {{{tx(0, 4)}}}), config(t, 1)), ScheduleError);
+  EXPECT_THROW((void)simgrid(hand(4, 2, 1, {{{tx(0, 1, 1, 2)}}}), config(t, 1)), ScheduleError);
+}
+
+TEST(SimGrid, ChildProcessFailuresBecomeErrors) {
+  using detail::run_in_child_process;
+  // A child that dies from a signal is reported, not waited on forever.
+  EXPECT_THROW(run_in_child_process("test", [](int) { std::raise(SIGKILL); }, [](int fd) { (void)detail::read_value<int>(fd); }),
+               InternalError);
+  // A child that throws exits non-zero.
+  EXPECT_THROW(run_in_child_process("test", [](int) { throw ConfigError("child"); }, [](int) {}), InternalError);
+  // The parent's own exception wins when the child is healthy.
+  EXPECT_THROW(run_in_child_process("test", [](int fd) { detail::write_value(fd, 7); },
+                                    [](int fd) {
+                                      if (detail::read_value<int>(fd) == 7) throw ScheduleError("parent");
+                                    }),
+               ScheduleError);
+  int got = 0;
+  run_in_child_process("test", [](int fd) { detail::write_value(fd, 42); }, [&](int fd) { got = detail::read_value<int>(fd); });
+  EXPECT_EQ(got, 42);
+}
+
+TEST(SimGrid, OversubscribedFabricIsSlowerThanFullBisection) {
+  // Every GPU sends to the matching GPU of another leaf: all flows cross the spine. Replay
+  // declines this topology; simgrid models it.
+  ClusterSpec spec;
+  spec.gpus_per_node = 4;
+  spec.nodes_per_leaf = 1;
+  const Rank n = 16;
+  std::vector<Transfer> round;
+  for (Rank g = 0; g < n; ++g) round.push_back(tx(g, (g + 4) % n));
+  const Schedule s = hand(n, 1, 1, {{round}});
+  const double m = 1 << 26;
+  const RunResult full = simgrid(s, config(make_cluster(n, spec, 0.0, "full"), m));
+  spec.oversubscription = 4;
+  const RunResult over = simgrid(s, config(make_cluster(n, spec, 0.0, "over"), m));
+  expect_rel(full.time_s, spec.network_latency_s + m / spec.nic_bandwidth_Bps);
+  // Four NICs share a leaf uplink of one NIC's capacity: each flow gets a quarter.
+  expect_rel(over.time_s, spec.network_latency_s + m / (spec.nic_bandwidth_Bps / 4));
+}
+
+// Replay and simgrid implement the same semantics with independent code: they must agree on
+// every schedule and topology both support, with stragglers, gamma, and both start modes.
+TEST(SimGrid, AgreesWithReplay) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> delay(0.0, 100e-6);
+  ClusterSpec spec;
+  spec.gpus_per_node = 4;
+  spec.nodes_per_leaf = 2;
+  ReplayEngine replay;
+  const auto sim = make_simgrid_engine();
+  for (const auto& info : all_algorithms()) {
+    for (Rank n : {5u, 8u, 12u}) {
+      Schedule s;
+      try {
+        s = generate_schedule(info.name, AlgorithmOptions{n, {}, 0});
+      } catch (const ScheduleError&) {
+        continue;  // n not supported by this algorithm
+      }
+      std::vector<Topology> topologies{make_nvswitch(n, LinkModel{kAlpha, kB, 1.0 / 300e9}), make_full_mesh(n, kLink),
+                                       make_cluster(n, spec, 0.0, "cluster")};
+      if (n == 8) topologies.push_back(make_dgx1(8, LinkModel{2e-6, 25e9, 0.0}));
+      for (const Topology& topo : topologies) {
+        for (StartMode mode : {StartMode::Eager, StartMode::Barrier}) {
+          std::vector<double> arrival(n, 0.0);
+          arrival[rng() % n] = delay(rng);
+          arrival[rng() % n] = delay(rng);
+          RunConfig c = config(topo, 3e7, mode, arrival);
+          c.record_trace = true;
+          const RunResult a = replay.run(s, c);
+          const RunResult b = sim->run(s, c);
+          const std::string what = std::string(info.name) + " n=" + std::to_string(n) + " " + topo.name + " " +
+                                   start_mode_name(mode);
+          expect_rel(b.time_s, a.time_s, 1e-9, what);
+          for (Rank r = 0; r < n; ++r) expect_rel(b.finish_s[r], a.finish_s[r], 1e-9, what);
+          ASSERT_EQ(b.trace.size(), a.trace.size()) << what;
+          for (std::size_t i = 0; i < a.trace.size(); ++i) {
+            expect_rel(b.trace[i].start_s + 1.0, a.trace[i].start_s + 1.0, 1e-12, what);
+            expect_rel(b.trace[i].end_s, a.trace[i].end_s, 1e-9, what);
+          }
+        }
+      }
+    }
+  }
+}
+
+#else
+
+TEST(SimGrid, NotBuilt) { GTEST_SKIP() << "collsim was built without SimGrid"; }
+
+#endif
+
+}  // namespace
+}  // namespace collsim
