@@ -21,6 +21,7 @@ const Subcommand kSubcommands[] = {
     {"verify", "check schedules with the verifier and the reference executor", &verify_command},
     {"simulate", "time one AllReduce with an engine (closed_form, replay, simgrid)", &simulate_command},
     {"run", "run an experiment study (YAML spec): sweeps, trials, results CSV; MPI-aware", &run_command},
+    {"calibrate", "fit the link model to nccl-tests logs or collsim-cuda CSVs; cross-predict", &calibrate_command},
     {"advise", "rank the algorithms for a topology, size and arrival model; say which to use", &advise_command},
 };
 

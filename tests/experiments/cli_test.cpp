@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace collsim {
@@ -19,7 +21,7 @@ CliRun run(std::vector<std::string> args) {
 }
 
 TEST(Cli, HelpForEveryCommand) {
-  for (const char* cmd : {"schedule", "verify", "simulate"}) {
+  for (const char* cmd : {"schedule", "verify", "simulate", "calibrate", "run", "advise"}) {
     const auto r = run({cmd, "--help"});
     EXPECT_EQ(r.code, 0) << cmd;
     EXPECT_NE(r.out.find("usage: collsim"), std::string::npos) << cmd;
@@ -44,6 +46,15 @@ TEST(Cli, BadInputIsOneLineAndExitCode2) {
       {"simulate", "--algo", "ring", "-n", "4", "--start", "lazy"},
       {"simulate", "--algo", "ring", "-n", "4", "--engine", "warp"},
       {"verify", "--algo", "ring", "--n", "9..3"},
+      {"simulate", "--algo", "ring", "-n", "4", "--topology", "nosuchfabric"},
+      {"simulate", "--algo", "ring", "-n", "4", "--stragglers", "9:1ms"},
+      {"simulate", "--algo", "ring", "-n", "4", "--distribution", "lognormal:median=5ms,mean=1ms"},
+      {"simulate", "--algo", "ring", "-n", "4", "--model", "/nonexistent/model.yaml"},
+      {"simulate", "--algo", "ring", "-n", "16", "--topology", "dgx1"},
+      {"calibrate", "/nonexistent/log.txt"},
+      {"calibrate", COLLSIM_TEST_DATA_DIR "/nccl-tests/bad-empty.txt"},
+      {"calibrate", COLLSIM_TEST_DATA_DIR "/nccl-tests/bad-truncated-row.txt"},
+      {"calibrate", COLLSIM_TEST_DATA_DIR "/nccl-tests/h100-nvswitch-4gpu-allgather.txt", "--regimes", "5"},
   };
   for (const auto& args : bad) {
     const auto r = run(args);
@@ -76,6 +87,51 @@ TEST(Cli, ScheduleStatsAndText) {
   EXPECT_NE(stats.out.find("\"generate_s\":"), std::string::npos);
   const auto text = run({"schedule", "--algo", "ring", "-n", "4"});
   EXPECT_NE(text.out.find("0->1 +c3"), std::string::npos) << text.out;
+}
+
+double json_field(const std::string& json, const std::string& key) {
+  const auto pos = json.find("\"" + key + "\":");
+  EXPECT_NE(pos, std::string::npos) << key;
+  return pos == std::string::npos ? -1.0 : std::stod(json.substr(pos + key.size() + 3));
+}
+
+TEST(Cli, SimulateEnginesAgreeAndReportTheDocumentedFields) {
+  std::vector<double> times;
+  for (const char* engine : {"closed_form", "replay", "simgrid"}) {
+    const auto r = run({"simulate", "--algo", "stragglar", "-n", "8", "--delay", "5ms", "--engine", engine, "--json"});
+    ASSERT_EQ(r.code, 0) << engine << ": " << r.err;
+    for (const char* key : {"algorithm", "n", "size_bytes", "engine", "start", "time_s", "time_after_last_arrival_s",
+                            "algbw_GBps", "busbw_GBps", "transfers", "wall_s", "hidden_delay_fraction", "finish_s"}) {
+      EXPECT_NE(r.out.find(std::string("\"") + key + "\":"), std::string::npos) << key;
+    }
+    times.push_back(json_field(r.out, "time_s"));
+  }
+  EXPECT_NEAR(times[1] / times[0], 1.0, 1e-9);
+  EXPECT_NEAR(times[2] / times[0], 1.0, 1e-9);
+  // StragglAR with 5 ms of delay at n = 8: max(d, T_RS) + T_SAR, T_SAR = 9 (alpha + s/7 beta).
+  const double chunk_s = 3e-6 + (1073741824.0 / 7) / (450.0 * 1073741824.0);
+  EXPECT_NEAR(times[0], 5e-3 + 9 * chunk_s, 1e-12);
+}
+
+TEST(Cli, SimulateWritesATrace) {
+  const std::string path = ::testing::TempDir() + "/collsim_cli_trace.json";
+  const auto r = run({"simulate", "--algo", "ring", "-n", "4", "--delay", "1ms", "--trace", path});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"traceEvents\""), std::string::npos);
+  EXPECT_NE(text.find("GPU 3"), std::string::npos);
+}
+
+TEST(Cli, CalibrateWritesAModel) {
+  const std::string dir = ::testing::TempDir() + "/collsim_cli_calibrate";
+  const auto r = run({"calibrate", COLLSIM_TEST_DATA_DIR "/nccl-tests/h100-nvswitch-4gpu-reducescatter.txt",
+                      COLLSIM_TEST_DATA_DIR "/nccl-tests/h100-nvswitch-4gpu-allgather.txt", "--no-gamma", "--out",
+                      dir + "/m.yaml"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("model written to"), std::string::npos) << r.out;
+  const auto sim = run({"simulate", "--algo", "ring", "-n", "4", "--model", dir + "/m.yaml", "--json"});
+  ASSERT_EQ(sim.code, 0) << sim.err;
 }
 
 TEST(Cli, VerifyReportsPassedAndFailed) {

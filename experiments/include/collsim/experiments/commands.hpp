@@ -14,6 +14,7 @@ using Args = std::vector<std::string>;
 int schedule_command(const Args& args, std::ostream& out);
 int verify_command(const Args& args, std::ostream& out);
 int simulate_command(const Args& args, std::ostream& out);
+int calibrate_command(const Args& args, std::ostream& out);
 int run_command(const Args& args, std::ostream& out);
 int advise_command(const Args& args, std::ostream& out);
 
