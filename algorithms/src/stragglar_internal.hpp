@@ -75,10 +75,12 @@ class CompletionState {
   std::vector<std::uint32_t> sent_stamp_, recv_stamp_;
 };
 
-/// Deterministic Fisher-Yates shuffle (std::shuffle's algorithm differs between libraries).
+/// Moves a uniformly random selection of elements of v[begin, end) into v[begin, until), in
+/// random order (a partial Fisher-Yates shuffle; our own because std::shuffle's algorithm differs
+/// between standard libraries and results must not).
 template <class T>
-void shuffle(std::vector<T>& v, std::mt19937_64& rng) {
-  for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng() % i]);
+void partial_shuffle(std::vector<T>& v, std::size_t begin, std::size_t end, std::size_t until, std::mt19937_64& rng) {
+  for (std::size_t i = begin; i < until && i + 1 < end; ++i) std::swap(v[i], v[i + rng() % (end - i)]);
 }
 
 /// Plans round `state.rounds()` greedily: the straggler exchange of that round (if any) plus a
@@ -91,18 +93,26 @@ class RoundPlanner {
   std::vector<Move> plan(const CompletionState& state, std::uint32_t target, std::mt19937_64& rng);
 
  private:
-  bool augment(const CompletionState& state, Rank root, std::span<const std::uint32_t> chunks);
+  // Chunks in flight live in "slots" 0..A-1 (priority order); per-rank bit masks over slots make
+  // "what can s give r" a few word operations.
+  std::uint64_t lacks(Rank r, std::size_t word) const { return ~held_[r * words_ + word] & valid_[word]; }
+  bool augment(const CompletionState& state, Rank root);
+  // An unmatched sender holding a slot r lacks, or -1.
+  std::int64_t free_sender_for(Rank r);
   // Stable sort of ranks by order_key_ (keys 0..max_key): counting sort, keys are small.
   void stable_bucket_sort(std::vector<Rank>& ranks, std::uint32_t max_key);
 
   Rank n_;
   std::vector<std::int64_t> dst_of_, src_of_;  // current matching, -1 = free
   std::vector<std::uint8_t> can_send_, can_recv_;
-  std::vector<std::uint32_t> seen_sender_, seen_receiver_, seen_chunk_, dead_, dead_chunk_;
+  std::vector<std::uint32_t> seen_sender_, seen_receiver_, dead_;
   std::uint32_t stamp_ = 0, dead_stamp_ = 0;
   std::vector<Rank> queue_, visited_, parent_;
   std::vector<Rank> senders_, receivers_, sorted_;
   std::vector<std::uint32_t> chunks_, conflict_, order_key_, bucket_start_;
+  std::size_t words_ = 0;
+  std::vector<std::uint64_t> held_, valid_, has_free_, seen_slots_, dead_slots_;
+  std::vector<std::vector<Rank>> free_holders_;  // per slot: unmatched holders
 };
 
 /// Seed of the first greedy attempt; attempt a uses kGreedySeed + a (results are reproducible).
