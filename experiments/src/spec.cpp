@@ -4,10 +4,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
 #include <charconv>
 #include <fstream>
-#include <set>
 #include <span>
 #include <sstream>
 
@@ -16,20 +14,10 @@
 #include "collsim/models/error.hpp"
 #include "collsim/models/units.hpp"
 #include "collsim/models/model_file.hpp"
+#include "collsim/models/yaml_reader.hpp"
 
 namespace collsim {
 namespace {
-
-std::string_view type_name(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return "a scalar";
-    case YAML::NodeType::Null: return "nothing (null)";
-    case YAML::NodeType::Undefined: return "nothing";
-  }
-  return "an unknown node";
-}
 
 // Parse state: the source name for messages and the spec whose line table we fill.
 class SpecReader {
@@ -38,9 +26,12 @@ class SpecReader {
       : source_(source), base_dir_(std::move(base_dir)), spec_(spec) {}
 
   [[noreturn]] void fail(const YAML::Node& node, std::string_view path, std::string_view problem) const {
-    const int line = node.Mark().line;
-    if (line < 0) throw ConfigError(fmt::format("{}: {}: {}", source_, path, problem));
-    throw ConfigError(fmt::format("{}: {} (line {}): {}", source_, path, line + 1, problem));
+    throw ConfigError(fmt::format("{}: {}", where(path, node), problem));
+  }
+
+  // "file: key.path (line N)": the prefix of every message about `node`.
+  std::string where(std::string_view path, const YAML::Node& node) const {
+    return fmt::format("{}: {}", source_, yaml_node_label(path, node));
   }
 
   void remember(const YAML::Node& node, const std::string& path) {
@@ -48,7 +39,7 @@ class SpecReader {
   }
 
   const std::string& scalar(const YAML::Node& node, std::string_view path, std::string_view expected) const {
-    if (!node.IsScalar()) fail(node, path, fmt::format("expected {}, got {}", expected, type_name(node)));
+    if (!node.IsScalar()) fail(node, path, fmt::format("expected {}, got {}", expected, yaml_type_name(node)));
     return node.Scalar();
   }
 
@@ -125,39 +116,19 @@ constexpr std::string_view kTopKeys[] = {"name",   "description", "algorithms", 
                                          "seed",   "pipeline_chunks", "skip_unsupported", "plot",
                                          "collsim_version"};
 
-std::string known_list(std::span<const std::string_view> keys) {
-  std::string text;
-  for (auto k : keys) text += fmt::format("{}{}", text.empty() ? "" : ", ", k);
-  return text;
-}
-
 // Map entries in file order; unknown or repeated keys are errors.
-std::vector<std::pair<std::string, YAML::Node>> entries_of(const SpecReader& reader, const YAML::Node& node,
-                                                           std::string_view path,
-                                                           std::span<const std::string_view> known) {
-  std::vector<std::pair<std::string, YAML::Node>> entries;
-  std::set<std::string> seen;
-  for (const auto& entry : node) {
-    const std::string& key = reader.scalar(entry.first, path.empty() ? "key" : path, "a key");
-    const std::string key_path = path.empty() ? key : fmt::format("{}.{}", path, key);
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      reader.fail(entry.first, key_path, fmt::format("unknown key '{}' (known keys: {})", key, known_list(known)));
-    }
-    if (!seen.insert(key).second) reader.fail(entry.first, key_path, fmt::format("key '{}' is given twice", key));
-    entries.emplace_back(key, entry.second);
-  }
-  return entries;
-}
-
-const YAML::Node* find_entry(const std::vector<std::pair<std::string, YAML::Node>>& entries, std::string_view key) {
-  for (const auto& [k, v] : entries) {
-    if (k == key) return &v;
-  }
-  return nullptr;
+YamlEntries entries_of(const SpecReader& reader, const YAML::Node& node, std::string_view path,
+                       std::span<const std::string_view> known) {
+  const YamlKeyRules rules = labelled_key_rules(
+      [&reader](std::string_view key_path, const YAML::Node& at) { return reader.where(key_path, at); },
+      [&reader](const YAML::Node& key, std::string_view map_path) {
+        return reader.scalar(key, map_path.empty() ? "key" : map_path, "a key");
+      });
+  return checked_map_entries(node, path, known, rules);
 }
 
 void SpecReader::parse(const YAML::Node& root) {
-  if (!root.IsMap()) fail(root, "spec", fmt::format("expected a map of keys (name, algorithms, n, ...), got {}", type_name(root)));
+  if (!root.IsMap()) fail(root, "spec", fmt::format("expected a map of keys (name, algorithms, n, ...), got {}", yaml_type_name(root)));
   const auto entries = entries_of(*this, root, "", kTopKeys);
   for (const auto& [key, node] : entries) remember(node, key);
 
@@ -282,7 +253,7 @@ void SpecReader::parse_n(const YAML::Node& node) {
 }
 
 void SpecReader::parse_link(const YAML::Node& node) {
-  if (!node.IsMap()) fail(node, "link", fmt::format("expected a map {{alpha, bandwidth, gamma}} or {{model: FILE}}, got {}", type_name(node)));
+  if (!node.IsMap()) fail(node, "link", fmt::format("expected a map {{alpha, bandwidth, gamma}} or {{model: FILE}}, got {}", yaml_type_name(node)));
   static constexpr std::string_view kLinkKeys[] = {"alpha", "bandwidth", "gamma", "model"};
   const auto entries = entries_of(*this, node, "link", kLinkKeys);
   for (const auto& [key, value] : entries) remember(value, "link." + key);
@@ -344,7 +315,7 @@ void SpecReader::parse_arrivals(const YAML::Node* arrival, const YAML::Node* del
   std::vector<ArrivalChoice> parsed;
   for (auto& [node, path] : models) {
     remember(node, path);
-    if (!node.IsMap()) fail(node, path, fmt::format("expected an arrival model map {{model: ..., ...}}, got {}", type_name(node)));
+    if (!node.IsMap()) fail(node, path, fmt::format("expected an arrival model map {{model: ..., ...}}, got {}", yaml_type_name(node)));
     ArrivalChoice choice;
     if (const YAML::Node label = node["label"]) {
       choice.label = scalar(label, path + ".label", "a label");

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -12,36 +11,20 @@
 
 #include "collsim/models/error.hpp"
 #include "collsim/models/units.hpp"
+#include "collsim/models/yaml_reader.hpp"
 #include "distribution_params.hpp"
 
 namespace collsim {
 namespace {
 
-std::string label(std::string_view path, const YAML::Node& node) {
-  const int line = node.Mark().line;
-  if (line < 0) return std::string(path);
-  return fmt::format("{} (line {})", path, line + 1);
-}
-
 // Shortest text that reads back as the same double, so resolved files stay readable
 // ("0.005", not "0.0050000000000000001").
 std::string number_text(double value) { return fmt::format("{}", value); }
 
-std::string_view type_name(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return "a scalar";
-    case YAML::NodeType::Null: return "nothing (null)";
-    case YAML::NodeType::Undefined: return "nothing";
-  }
-  return "an unknown node";
-}
-
 void expect_type(const YAML::Node& node, YAML::NodeType::value type, std::string_view path,
                  std::string_view expected) {
   if (node.Type() != type) {
-    throw ConfigError(fmt::format("{}: expected {}, got {}", label(path, node), expected, type_name(node)));
+    throw ConfigError(fmt::format("{}: expected {}, got {}", yaml_node_label(path, node), expected, yaml_type_name(node)));
   }
 }
 
@@ -50,48 +33,29 @@ const std::string& scalar(const YAML::Node& node, std::string_view path) {
   return node.Scalar();
 }
 
-// The entries of a map in file order, with unknown keys rejected.
-std::vector<std::pair<std::string, YAML::Node>> map_entries(const YAML::Node& node, std::string_view path,
-                                                            const std::vector<std::string_view>& known) {
+// The entries of a map in file order, with unknown and repeated keys rejected.
+YamlEntries map_entries(const YAML::Node& node, std::string_view path, std::span<const std::string_view> known) {
   expect_type(node, YAML::NodeType::Map, path, "a map");
-  std::vector<std::pair<std::string, YAML::Node>> entries;
-  std::set<std::string> seen;
-  for (const auto& entry : node) {
-    const std::string key = scalar(entry.first, fmt::format("{} key", path));
-    const std::string key_path = fmt::format("{}.{}", path, key);
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      std::string names;
-      for (auto k : known) names += fmt::format("{}{}", names.empty() ? "" : ", ", k);
-      throw ConfigError(fmt::format("{}: unknown key '{}' (known keys: {})", label(key_path, entry.first), key, names));
-    }
-    if (!seen.insert(key).second) {
-      throw ConfigError(fmt::format("{}: key '{}' is given twice", label(key_path, entry.first), key));
-    }
-    entries.emplace_back(key, entry.second);
-  }
-  return entries;
-}
-
-const YAML::Node* find(const std::vector<std::pair<std::string, YAML::Node>>& entries, std::string_view key) {
-  for (const auto& [k, v] : entries) {
-    if (k == key) return &v;
-  }
-  return nullptr;
+  static const YamlKeyRules kRules = labelled_key_rules(
+      yaml_node_label, [](const YAML::Node& key, std::string_view map_path) {
+        return scalar(key, fmt::format("{} key", map_path));
+      });
+  return checked_map_entries(node, path, known, kRules);
 }
 
 DelayDistribution parse_delay(const YAML::Node& node, std::string_view path, const std::filesystem::path& base_dir) {
   if (node.IsScalar()) {
-    return DelayDistribution::constant(parse_duration_s(node.Scalar(), label(path, node)), label(path, node));
+    return DelayDistribution::constant(parse_duration_s(node.Scalar(), yaml_node_label(path, node)), yaml_node_label(path, node));
   }
   if (!node.IsMap()) {
-    throw ConfigError(fmt::format("{}: expected a duration or a distribution map, got {}", label(path, node),
-                                  type_name(node)));
+    throw ConfigError(fmt::format("{}: expected a duration or a distribution map, got {}", yaml_node_label(path, node),
+                                  yaml_type_name(node)));
   }
   return parse_distribution_yaml(node, path, base_dir);
 }
 
 std::uint32_t parse_rank(const YAML::Node& node, std::string_view path, std::optional<std::uint32_t> n) {
-  const std::string where = label(path, node);
+  const std::string where = yaml_node_label(path, node);
   const std::uint32_t rank = detail::parse_rank_text(scalar(node, path), where);
   if (n && rank >= *n) {
     throw ConfigError(fmt::format("{}: rank {} is out of range for n = {} ranks (0..{})", where, rank, *n, *n - 1));
@@ -106,11 +70,12 @@ std::vector<StragglerSpec> parse_stragglers_list(const YAML::Node& node, std::st
   std::vector<StragglerSpec> stragglers;
   for (std::size_t j = 0; j < node.size(); ++j) {
     const std::string item_path = fmt::format("{}[{}]", path, j);
-    const auto entries = map_entries(node[j], item_path, {"rank", "delay"});
-    const YAML::Node* rank = find(entries, "rank");
-    const YAML::Node* delay = find(entries, "delay");
+    static constexpr std::string_view kStragglerKeys[] = {"rank", "delay"};
+    const auto entries = map_entries(node[j], item_path, kStragglerKeys);
+    const YAML::Node* rank = find_entry(entries, "rank");
+    const YAML::Node* delay = find_entry(entries, "delay");
     if (!rank || !delay) {
-      throw ConfigError(fmt::format("{}: a straggler needs both 'rank' and 'delay'", label(item_path, node[j])));
+      throw ConfigError(fmt::format("{}: a straggler needs both 'rank' and 'delay'", yaml_node_label(item_path, node[j])));
     }
     stragglers.push_back({parse_rank(*rank, item_path + ".rank", n), parse_delay(*delay, item_path + ".delay", base_dir)});
   }
@@ -135,7 +100,7 @@ DelayDistribution parse_distribution_yaml(const YAML::Node& node, std::string_vi
   if (node.IsScalar()) return parse_delay(node, path, base_dir);
   expect_type(node, YAML::NodeType::Map, path, "a distribution map {distribution: ..., ...}");
   detail::DistributionText text;
-  text.label = label(path, node);
+  text.label = yaml_node_label(path, node);
   text.base_dir = base_dir;
   bool has_kind = false;
   std::set<std::string> seen;
@@ -143,7 +108,7 @@ DelayDistribution parse_distribution_yaml(const YAML::Node& node, std::string_vi
     const std::string key = scalar(entry.first, fmt::format("{} key", path));
     const std::string key_path = fmt::format("{}.{}", path, key);
     if (!seen.insert(key).second) {
-      throw ConfigError(fmt::format("{}: key '{}' is given twice", label(key_path, entry.first), key));
+      throw ConfigError(fmt::format("{}: key '{}' is given twice", yaml_node_label(key_path, entry.first), key));
     }
     if (key == "distribution") {
       text.kind = scalar(entry.second, key_path);
@@ -153,12 +118,12 @@ DelayDistribution parse_distribution_yaml(const YAML::Node& node, std::string_vi
       std::vector<double> samples;
       for (std::size_t i = 0; i < entry.second.size(); ++i) {
         const std::string item = fmt::format("{}[{}]", key_path, i);
-        samples.push_back(parse_duration_s(scalar(entry.second[i], item), label(item, entry.second[i])));
+        samples.push_back(parse_duration_s(scalar(entry.second[i], item), yaml_node_label(item, entry.second[i])));
       }
       text.inline_samples_s = std::move(samples);
-      text.inline_samples_label = label(key_path, entry.second);
+      text.inline_samples_label = yaml_node_label(key_path, entry.second);
     } else {
-      text.params.push_back({key, scalar(entry.second, key_path), label(key_path, entry.second)});
+      text.params.push_back({key, scalar(entry.second, key_path), yaml_node_label(key_path, entry.second)});
     }
   }
   if (!has_kind) {
@@ -176,7 +141,7 @@ ArrivalSpec parse_arrival_yaml(const YAML::Node& node, std::string_view path, st
   const YAML::Node model_node = node["model"];
   if (!model_node) {
     throw ConfigError(fmt::format("{}: missing key 'model' (none, explicit, stragglers, distribution)",
-                                  label(path, node)));
+                                  yaml_node_label(path, node)));
   }
   const std::string model_path = fmt::format("{}.model", path);
   const std::string& model = scalar(model_node, model_path);
@@ -193,70 +158,70 @@ ArrivalSpec parse_arrival_yaml(const YAML::Node& node, std::string_view path, st
     known.insert(known.end(), {"stragglers", "rank", "ranks", "delay", "persistence", "persistence_mode"});
   } else {
     throw ConfigError(fmt::format("{}: unknown arrival model '{}' (known: none, explicit, stragglers, distribution)",
-                                  label(model_path, model_node), model));
+                                  yaml_node_label(model_path, model_node), model));
   }
   const auto entries = map_entries(node, path, known);
   const auto key_path = [&](std::string_view key) { return fmt::format("{}.{}", path, key); };
 
-  if (const YAML::Node* jitter = find(entries, "jitter")) {
+  if (const YAML::Node* jitter = find_entry(entries, "jitter")) {
     spec.jitter = parse_delay(*jitter, key_path("jitter"), base_dir);
   }
   if (spec.model == ArrivalModel::Explicit) {
-    const YAML::Node* list = find(entries, "arrival");
-    if (!list) throw ConfigError(fmt::format("{}: model 'explicit' needs 'arrival: [t0, t1, ...]'", label(path, node)));
+    const YAML::Node* list = find_entry(entries, "arrival");
+    if (!list) throw ConfigError(fmt::format("{}: model 'explicit' needs 'arrival: [t0, t1, ...]'", yaml_node_label(path, node)));
     expect_type(*list, YAML::NodeType::Sequence, key_path("arrival"), "a list of durations");
     for (std::size_t r = 0; r < list->size(); ++r) {
       const std::string item = fmt::format("{}[{}]", key_path("arrival"), r);
-      spec.arrival_s.push_back(parse_duration_s(scalar((*list)[r], item), label(item, (*list)[r])));
+      spec.arrival_s.push_back(parse_duration_s(scalar((*list)[r], item), yaml_node_label(item, (*list)[r])));
     }
     if (n && spec.arrival_s.size() != *n) {
       throw ConfigError(fmt::format("{}: {} arrival times given but there are n = {} ranks",
-                                    label(key_path("arrival"), *list), spec.arrival_s.size(), *n));
+                                    yaml_node_label(key_path("arrival"), *list), spec.arrival_s.size(), *n));
     }
   }
   if (spec.model == ArrivalModel::Stragglers) {
-    const YAML::Node* list = find(entries, "stragglers");
-    const YAML::Node* rank = find(entries, "rank");
-    const YAML::Node* ranks = find(entries, "ranks");
-    const YAML::Node* delay = find(entries, "delay");
+    const YAML::Node* list = find_entry(entries, "stragglers");
+    const YAML::Node* rank = find_entry(entries, "rank");
+    const YAML::Node* ranks = find_entry(entries, "ranks");
+    const YAML::Node* delay = find_entry(entries, "delay");
     std::vector<std::string> where;
     if (list) {
       if (rank || ranks || delay) {
         throw ConfigError(fmt::format("{}: give either 'stragglers: [...]' or 'rank'/'ranks' with 'delay', not both",
-                                      label(path, node)));
+                                      yaml_node_label(path, node)));
       }
       spec.stragglers = parse_stragglers_list(*list, key_path("stragglers"), n, base_dir);
       for (std::size_t j = 0; j < spec.stragglers.size(); ++j) {
-        where.push_back(label(fmt::format("{}[{}].rank", key_path("stragglers"), j), (*list)[j]["rank"]));
+        where.push_back(yaml_node_label(fmt::format("{}[{}].rank", key_path("stragglers"), j), (*list)[j]["rank"]));
       }
     } else {
       if ((rank != nullptr) == (ranks != nullptr) || !delay) {
         throw ConfigError(fmt::format(
             "{}: model '{}' needs 'stragglers: [{{rank, delay}}, ...]', or 'rank' (or 'ranks') with 'delay'",
-            label(path, node), model));
+            yaml_node_label(path, node), model));
       }
       const DelayDistribution shared = parse_delay(*delay, key_path("delay"), base_dir);
       if (rank) {
         spec.stragglers.push_back({parse_rank(*rank, key_path("rank"), n), shared});
-        where.push_back(label(key_path("rank"), *rank));
+        where.push_back(yaml_node_label(key_path("rank"), *rank));
       } else {
         expect_type(*ranks, YAML::NodeType::Sequence, key_path("ranks"), "a list of ranks");
         for (std::size_t j = 0; j < ranks->size(); ++j) {
           const std::string item = fmt::format("{}[{}]", key_path("ranks"), j);
           spec.stragglers.push_back({parse_rank((*ranks)[j], item, n), shared});
-          where.push_back(label(item, (*ranks)[j]));
+          where.push_back(yaml_node_label(item, (*ranks)[j]));
         }
       }
     }
     if (spec.stragglers.empty()) {
-      throw ConfigError(fmt::format("{}: model '{}' needs at least one straggler", label(path, node), model));
+      throw ConfigError(fmt::format("{}: model '{}' needs at least one straggler", yaml_node_label(path, node), model));
     }
     check_distinct(spec.stragglers, where);
-    if (const YAML::Node* p = find(entries, "persistence")) {
+    if (const YAML::Node* p = find_entry(entries, "persistence")) {
       spec.persistence = detail::parse_probability_text(scalar(*p, key_path("persistence")),
-                                                        label(key_path("persistence"), *p));
+                                                        yaml_node_label(key_path("persistence"), *p));
     }
-    if (const YAML::Node* mode = find(entries, "persistence_mode")) {
+    if (const YAML::Node* mode = find_entry(entries, "persistence_mode")) {
       const std::string& text = scalar(*mode, key_path("persistence_mode"));
       if (text == "markov") {
         spec.persistence_mode = PersistenceMode::Markov;
@@ -264,11 +229,11 @@ ArrivalSpec parse_arrival_yaml(const YAML::Node& node, std::string_view path, st
         spec.persistence_mode = PersistenceMode::Anchored;
       } else {
         throw ConfigError(fmt::format("{}: unknown persistence_mode '{}' (known: markov, anchored)",
-                                      label(key_path("persistence_mode"), *mode), text));
+                                      yaml_node_label(key_path("persistence_mode"), *mode), text));
       }
     }
   }
-  const std::string where = label(path, node);
+  const std::string where = yaml_node_label(path, node);
   if (n) {
     spec.validate(*n, where);
   } else {

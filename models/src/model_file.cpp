@@ -11,6 +11,7 @@
 #include "collsim/models/error.hpp"
 #include "collsim/models/nccl_log.hpp"
 #include "collsim/models/units.hpp"
+#include "collsim/models/yaml_reader.hpp"
 
 namespace collsim {
 namespace {
@@ -90,15 +91,15 @@ class Reader {
 
   void check_keys(const YAML::Node& node, std::string_view path, std::initializer_list<std::string_view> known) const {
     expect_map(node, path);
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      const std::string key = it->first.Scalar();
-      bool ok = false;
-      for (const auto k : known) ok = ok || k == key;
-      if (!ok) {
-        fail(it->first, fmt::format("unknown key '{}' in '{}' (known: {})", key, path.empty() ? "<top>" : path,
-                                    fmt::join(known, ", ")));
-      }
-    }
+    // Repeated keys stay accepted here: lookups with node[key] see the first one.
+    YamlKeyRules rules;
+    rules.key_text = [](const YAML::Node& key, std::string_view) { return key.Scalar(); };
+    rules.unknown_key = [this](const YAML::Node& key_node, std::string_view map_path, std::string_view key,
+                               std::string_view known_list) {
+      return fmt::format("{}:{}: unknown key '{}' in '{}' (known: {})", source_, line(key_node), key,
+                         map_path.empty() ? "<top>" : map_path, known_list);
+    };
+    checked_map_entries(node, path, std::span(known.begin(), known.size()), rules);
   }
 
   YAML::Node require(const YAML::Node& node, std::string_view key, std::string_view path) const {

@@ -12,6 +12,7 @@
 #include "collsim/models/error.hpp"
 #include "collsim/models/topology.hpp"
 #include "collsim/models/units.hpp"
+#include "collsim/models/yaml_reader.hpp"
 
 #ifndef COLLSIM_SOURCE_DIR
 #error "COLLSIM_SOURCE_DIR must be defined by the build (models/CMakeLists.txt)"
@@ -29,12 +30,6 @@ std::string where(const std::string& file, const YAML::Node& node) {
   return fmt::format("{}:{}", file, mark.line + 1);
 }
 
-std::string join(std::initializer_list<std::string_view> names) {
-  std::string out;
-  for (auto name : names) out += fmt::format("{}{}", out.empty() ? "" : ", ", name);
-  return out;
-}
-
 class TopologyFile {
  public:
   explicit TopologyFile(std::string file) : file_(std::move(file)) {}
@@ -45,13 +40,15 @@ class TopologyFile {
       throw ConfigError(fmt::format("{}: '{}' must be a mapping of keys to values", where(file_, map),
                                     prefix.empty() ? "top level" : prefix));
     }
-    for (const auto& kv : map) {
-      const std::string key = kv.first.as<std::string>();
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        throw ConfigError(fmt::format("{}: unknown key '{}{}' (known keys here: {})", where(file_, kv.first),
-                                      prefix.empty() ? "" : fmt::format("{}.", prefix), key, join(allowed)));
-      }
-    }
+    // Repeated keys stay accepted here: lookups with node[key] see the first one.
+    YamlKeyRules rules;
+    rules.key_text = [](const YAML::Node& key, std::string_view) { return key.as<std::string>(); };
+    rules.unknown_key = [this](const YAML::Node& key_node, std::string_view map_path, std::string_view key,
+                               std::string_view known_list) {
+      return fmt::format("{}: unknown key '{}' (known keys here: {})", where(file_, key_node),
+                         yaml_key_path(map_path, key), known_list);
+    };
+    checked_map_entries(map, prefix, std::span(allowed.begin(), allowed.size()), rules);
   }
 
   std::string scalar(const YAML::Node& node, std::string_view key) const {

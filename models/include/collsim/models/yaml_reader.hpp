@@ -1,0 +1,66 @@
+// Shared pieces of the YAML readers (experiment specs, arrival models, topologies, link
+// model files): walking a map with unknown keys rejected, finding an entry, and the
+// "key.path (line N)" location label. Each reader keeps its own error wording, because
+// users and tests rely on it; this file only owns the walking logic.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace collsim {
+
+/// A map's entries in file order: (key text, value node).
+using YamlEntries = std::vector<std::pair<std::string, YAML::Node>>;
+
+/// "nothing", "a map", "a list", ... for "expected X, got <type_name>" messages.
+std::string_view yaml_type_name(const YAML::Node& node);
+
+/// "path.key", or just "key" at the top level (empty `path`).
+std::string yaml_key_path(std::string_view path, std::string_view key);
+
+/// "key.path (line N)" with N 1-based, or just "key.path" when the node has no position.
+std::string yaml_node_label(std::string_view key_path, const YAML::Node& node);
+
+/// "a, b, c": the known-keys list shown in unknown-key messages.
+std::string yaml_join_keys(std::span<const std::string_view> keys);
+
+/// How one reader reads keys and words its key errors.
+struct YamlKeyRules {
+  /// Text of a key node; `map_path` is the map's own path. May throw the reader's error for a
+  /// key it cannot use (e.g. a non-scalar key).
+  std::function<std::string(const YAML::Node& key_node, std::string_view map_path)> key_text;
+  /// Message for a key not in the known list (`known_list` as yaml_join_keys gives it).
+  std::function<std::string(const YAML::Node& key_node, std::string_view map_path, std::string_view key,
+                            std::string_view known_list)>
+      unknown_key;
+  /// Message for a key given twice; left empty, repeats are accepted (the reader's own
+  /// lookups then decide which value counts).
+  std::function<std::string(const YAML::Node& key_node, std::string_view key_path, std::string_view key)> repeated_key;
+};
+
+/// Where an error about `node` at `key_path` is, as the prefix before ": problem".
+using YamlLabeler = std::function<std::string(std::string_view key_path, const YAML::Node& node)>;
+
+/// The rules of the spec and arrival readers: non-scalar keys are reported by `key_text`,
+/// and "<label>: unknown key 'k' (known keys: a, b)" / "<label>: key 'k' is given twice"
+/// use `label` at the key's path and position.
+YamlKeyRules labelled_key_rules(YamlLabeler label,
+                                std::function<std::string(const YAML::Node& key_node, std::string_view map_path)> key_text);
+
+/// The entries of `map` in file order, with every key checked against `known`.
+/// Precondition: map.IsMap() (callers word their own "expected a map" errors; InternalError otherwise).
+/// Throws: ConfigError with the rules' message for an unknown or (if rules.repeated_key is
+/// set) repeated key; whatever rules.key_text throws.
+YamlEntries checked_map_entries(const YAML::Node& map, std::string_view path, std::span<const std::string_view> known,
+                                const YamlKeyRules& rules);
+
+/// The first entry named `key`, or nullptr. The pointer lives as long as `entries`.
+const YAML::Node* find_entry(const YamlEntries& entries, std::string_view key);
+
+}  // namespace collsim
