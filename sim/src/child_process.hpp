@@ -8,7 +8,6 @@
 
 #include <cstddef>
 #include <functional>
-#include <span>
 #include <string>
 #include <type_traits>
 

@@ -80,8 +80,8 @@ SimGridPlatform build_platform(const Topology& topology, std::span<const GpuPair
     if (used.link_used[l] == 0) continue;
     const LinkSpec& spec = topology.links[l];
     // Topology names need not be unique; SimGrid link names must be.
-    links[l] = zone->create_link(fmt::format("l{}", l), spec.bandwidth_Bps)
-                   ->set_latency(spec.latency_s)
+    links[l] = zone->create_link(fmt::format("l{}", l), spec.bandwidth_Bps / kSimGridUnitsPerSecond)
+                   ->set_latency(spec.latency_s * kSimGridUnitsPerSecond)
                    ->set_sharing_policy(sg4::Link::SharingPolicy::SHARED);
     links[l]->seal();
     ++platform.links;

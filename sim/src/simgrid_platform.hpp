@@ -12,6 +12,14 @@
 
 namespace collsim::detail {
 
+/// SimGrid time units per second: the platform and every date handed to SimGrid are in
+/// microseconds. SimGrid's solver snaps a link's usage (the sum of 1/latency over its flows) to
+/// zero only below the absolute maxmin precision; in seconds that sum is ~1e5..1e8 per link and
+/// its rounding residue (~flows^2 * 1e-16 * usage) exceeds any precision that keeps rates exact,
+/// and an unsnapped residue corrupts the solver (SIGSEGV or "Cannot saturate more a constraint").
+/// In microseconds the sum is ~1 per flow and the residue stays far below the precision.
+inline constexpr double kSimGridUnitsPerSecond = 1e6;
+
 /// A directed GPU pair (src, dst) that exchanges data in the schedule.
 using GpuPair = std::pair<std::uint32_t, std::uint32_t>;
 
@@ -22,7 +30,8 @@ struct SimGridPlatform {
 };
 
 /// Creates, in the current s4u::Engine (which must exist and have no platform yet), one host per
-/// GPU and one SHARED SimGrid link per directed topology link that a route of `pairs` uses.
+/// GPU and one SHARED SimGrid link per directed topology link that a route of `pairs` uses, its
+/// latency and bandwidth expressed in SimGrid time units (kSimGridUnitsPerSecond).
 /// Links that Topology::never_binding() declares unable to limit a flow and that have no
 /// latency are left out, as the replay engine does (max-min rates are the same without them).
 ///

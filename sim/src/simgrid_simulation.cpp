@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <limits>
 #include <unordered_map>
+#include <utility>
 
 #include "collsim/models/error.hpp"
 #include "simgrid_platform.hpp"
@@ -56,9 +57,15 @@ constexpr std::uint32_t kNoRound = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint32_t kMaxIssuers = 64;
 
 // Exact alpha-beta configuration. CM02 is the plain max-min flow model; its defaults are already
-// factor 1 and weight-S 0, but they are pinned so a changed default cannot slip in. The
-// precisions are tightened from SimGrid's defaults (1e-9 s absolute for event dates, which
-// would merge events up to a nanosecond apart and finish flows early; 1e-5 for the solver):
+// factor 1 and weight-S 0, but they are pinned so a changed default cannot slip in.
+// Full, not Lazy: SimGrid 3.32's lazy update gives wrong, order-dependent max-min shares when
+// several flows contend for one link (a flow measured 12% early). Full re-solves the shares at
+// every event; on a ring (one flow per link) it costs no measurable time.
+// Precisions, in SimGrid's time unit (microseconds, kSimGridUnitsPerSecond): event dates to
+// 1e-9 us = 1e-15 s (the default 1e-9 would merge events a nanosecond apart and finish flows
+// early); the solver to 1e-9, which is both the absolute tolerance on a link's usage (sum of
+// 1/latency, ~1 per flow in microseconds: rounding residues of thousands of flows stay below it)
+// and the relative tolerance on a link's remaining bandwidth, so rates stay exact to ~1e-9.
 // collsim compares engines to 1e-9 relative on microsecond-scale times.
 // Only argv can set these: the network keys do not exist before the Engine is constructed, and
 // the model cannot be changed after.
@@ -66,19 +73,26 @@ constexpr const char* kSimGridArgs[] = {
     "collsim",
     "--log=root.thresh:critical",
     "--cfg=network/model:CM02",
-    "--cfg=network/optim:Lazy",
+    "--cfg=network/optim:Full",
     "--cfg=network/crosstraffic:0",
     "--cfg=network/TCP-gamma:0",
     "--cfg=network/latency-factor:1",
     "--cfg=network/bandwidth-factor:1",
     "--cfg=network/weight-S:0",
-    "--cfg=surf/precision:1e-15",
-    "--cfg=maxmin/precision:1e-12",
+    "--cfg=surf/precision:1e-9",
+    "--cfg=maxmin/precision:1e-9",
 #if COLLSIM_ASAN
     // SimGrid's default contexts switch stacks behind AddressSanitizer's back; threads do not.
     "--cfg=contexts/factory:thread",
 #endif
 };
+
+// Dates cross the SimGrid boundary in its time unit; collsim keeps seconds.
+double now_s() { return sg4::Engine::get_clock() / kSimGridUnitsPerSecond; }
+template <class Callback>
+void at_s(double date_s, Callback callback) {
+  sgk::timer::Timer::set(date_s * kSimGridUnitsPerSecond, std::move(callback));
+}
 
 class Simulation {
  public:
@@ -321,7 +335,7 @@ void Simulation::issue(const Ready& ready) {
     free_flights_.pop_back();
   }
   flight_of_.emplace(exec->get_impl(), slot);
-  flights_[slot] = Flight{std::move(exec), ready.transfer, ready.round, sg4::Engine::get_clock()};
+  flights_[slot] = Flight{std::move(exec), ready.transfer, ready.round, now_s()};
 }
 
 void Simulation::start_ranks() {
@@ -330,7 +344,7 @@ void Simulation::start_ranks() {
     if (pos_[r] == rank_begin_[r + 1]) continue;
     const std::uint32_t round = round_of(rank_transfers_[pos_[r]]);
     const double ready = std::max(arrival_s_[r], gate_s_[round_phase_[round]]);
-    sgk::timer::Timer::set(ready, [this, r] { enter(r); });
+    at_s(ready, [this, r] { enter(r); });
   }
 }
 
@@ -355,11 +369,11 @@ void Simulation::enter(Rank r) {
 
 void Simulation::start_transfer(std::uint32_t t, std::uint32_t round) {
   const Transfer& tr = transfer(t, round);
-  const double now = sg4::Engine::get_clock();
+  const double now = now_s();
   if (!(tr.chunk_count * chunk_bytes_ > 0)) {
     // A parallel execution cannot carry 0 bytes; a 0-byte CM02 flow costs its route latency.
     const double arrival = now + topology_.route_latency_s(tr.src, tr.dst);
-    sgk::timer::Timer::set(arrival, [this, t, round, now, arrival] { data_arrived(t, round, now, arrival); });
+    at_s(arrival, [this, t, round, now, arrival] { data_arrived(t, round, now, arrival); });
     return;
   }
   const std::uint32_t issuer = tr.src % static_cast<std::uint32_t>(issuer_queue_.size());
@@ -382,7 +396,7 @@ void Simulation::flush_arrivals() {
   flush_armed_ = false;
   retired_[1].clear();
   std::swap(retired_[0], retired_[1]);
-  const double now = sg4::Engine::get_clock();
+  const double now = now_s();
   for (std::size_t i = 0; i < arrived_.size(); ++i) {
     const auto found = flight_of_.find(arrived_[i]);
     COLLSIM_ASSERT(found != flight_of_.end(), "a SimGrid flow finished that the engine did not start");
@@ -404,7 +418,7 @@ void Simulation::data_arrived(std::uint32_t t, std::uint32_t round, double start
   rank_done_with(tr.src, now);
   if (tr.op == Op::Reduce && bytes > 0 && gamma_s_per_byte_ > 0) {
     const double applied = now + bytes * gamma_s_per_byte_;
-    sgk::timer::Timer::set(applied, [this, t, round, start_s, applied] {
+    at_s(applied, [this, t, round, start_s, applied] {
       record(t, round, start_s, applied);
       rank_done_with(transfer(t, round).dst, applied);
     });
@@ -438,7 +452,7 @@ void Simulation::advance(Rank r, double now) {
   const std::uint32_t round = round_of(rank_transfers_[pos_[r]]);
   const double gate = gate_s_[round_phase_[round]];
   if (gate > now) {
-    sgk::timer::Timer::set(gate, [this, r] { enter(r); });
+    at_s(gate, [this, r] { enter(r); });
   } else {
     enter(r);
   }
