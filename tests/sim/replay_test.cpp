@@ -8,13 +8,17 @@
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/sim/replay_engine.hpp"
+#include "sim_test_support.hpp"
 
 namespace collsim {
 namespace {
 
-constexpr double kAlpha = 3e-6;
-constexpr double kB = 450e9;
-const LinkModel kLink{kAlpha, kB, 0.0};
+using test::kAlpha;
+using test::kB;
+using test::kLink;
+using test::config;
+using test::hand;
+using test::tx;
 
 void expect_rel(double actual, double expected, double tol = 1e-12) {
   EXPECT_LE(std::fabs(actual - expected), tol * std::fabs(expected)) << actual << " vs " << expected;
@@ -27,37 +31,6 @@ RunResult replay(const Schedule& s, const RunConfig& c, bool fast = true, bool* 
   return r;
 }
 
-RunConfig config(const Topology& topo, double size, StartMode start = StartMode::Eager, std::vector<double> arrival = {}) {
-  RunConfig c;
-  c.size_bytes = size;
-  c.topology = topo;
-  c.start = start;
-  c.arrival_s = std::move(arrival);
-  return c;
-}
-
-// A schedule written by hand: one phase per entry of `phases`, one round per inner entry.
-Schedule hand(Rank n, std::uint32_t chunks, std::uint32_t ports,
-              const std::vector<std::vector<std::vector<Transfer>>>& phases) {
-  Schedule s;
-  s.algorithm = "hand";
-  s.n = n;
-  s.num_chunks = chunks;
-  s.ports = ports;
-  int index = 0;
-  for (const auto& rounds : phases) {
-    Phase& p = s.add_phase("phase" + std::to_string(index++));
-    for (const auto& round : rounds) {
-      p.begin_round();
-      for (const Transfer& t : round) p.add(t.src, t.dst, t.chunk_begin, t.chunk_count, t.op);
-    }
-  }
-  return s;
-}
-
-Transfer tx(Rank src, Rank dst, std::uint32_t chunk = 0, std::uint32_t count = 1, Op op = Op::Copy) {
-  return Transfer{src, dst, chunk, static_cast<std::uint16_t>(count), op};
-}
 
 TEST(Replay, RingOnNvSwitchMatchesAlphaBeta) {
   const double size = 1 << 30;

@@ -11,6 +11,7 @@
 #include "collsim/models/error.hpp"
 #include "collsim/sim/engine.hpp"
 #include "collsim/sim/replay_engine.hpp"
+#include "sim_test_support.hpp"
 
 #ifdef COLLSIM_HAVE_SIMGRID
 #include <csignal>
@@ -24,9 +25,12 @@ namespace {
 
 #ifdef COLLSIM_HAVE_SIMGRID
 
-constexpr double kAlpha = 3e-6;
-constexpr double kB = 450e9;
-const LinkModel kLink{kAlpha, kB, 0.0};
+using test::kAlpha;
+using test::kB;
+using test::kLink;
+using test::config;
+using test::hand;
+using test::tx;
 
 void expect_rel(double actual, double expected, double tol = 1e-9, const std::string& what = {}) {
   EXPECT_LE(std::fabs(actual - expected), tol * std::fabs(expected)) << actual << " vs " << expected << " " << what;
@@ -34,37 +38,6 @@ void expect_rel(double actual, double expected, double tol = 1e-9, const std::st
 
 RunResult simgrid(const Schedule& s, const RunConfig& c) { return make_simgrid_engine()->run(s, c); }
 
-RunConfig config(const Topology& topo, double size, StartMode start = StartMode::Eager, std::vector<double> arrival = {}) {
-  RunConfig c;
-  c.size_bytes = size;
-  c.topology = topo;
-  c.start = start;
-  c.arrival_s = std::move(arrival);
-  return c;
-}
-
-// A schedule written by hand: one phase per entry of `phases`, one round per inner entry.
-Schedule hand(Rank n, std::uint32_t chunks, std::uint32_t ports,
-              const std::vector<std::vector<std::vector<Transfer>>>& phases) {
-  Schedule s;
-  s.algorithm = "hand";
-  s.n = n;
-  s.num_chunks = chunks;
-  s.ports = ports;
-  int index = 0;
-  for (const auto& rounds : phases) {
-    Phase& p = s.add_phase("phase" + std::to_string(index++));
-    for (const auto& round : rounds) {
-      p.begin_round();
-      for (const Transfer& t : round) p.add(t.src, t.dst, t.chunk_begin, t.chunk_count, t.op);
-    }
-  }
-  return s;
-}
-
-Transfer tx(Rank src, Rank dst, std::uint32_t chunk = 0, std::uint32_t count = 1, Op op = Op::Copy) {
-  return Transfer{src, dst, chunk, static_cast<std::uint16_t>(count), op};
-}
 
 TEST(SimGrid, MakeEngineKnowsIt) {
   const auto engine = make_engine("simgrid");
