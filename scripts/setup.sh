@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config libsimgrid-dev libeigen3-dev
-          libyaml-cpp-dev libfmt-dev libgtest-dev python3-matplotlib libopenmpi-dev openmpi-bin)
+          libyaml-cpp-dev libfmt-dev libgtest-dev python3-matplotlib libopenmpi-dev openmpi-bin
+          libjemalloc-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

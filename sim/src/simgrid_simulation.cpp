@@ -12,7 +12,9 @@
 //  * An Exec sits in the activity list of the actor that starts it, so the flows are started by
 //    a few issuer actors (at most kMaxIssuers), each owning a share of the senders: their lists
 //    stay short. The maestro logic queues a ready transfer and wakes its issuer through a
-//    semaphore; the issuer starts everything queued in one go.
+//    semaphore; the issuer starts everything queued in one simcall.
+//  * Flows in flight are found again by their activity's address in an open-addressing index
+//    (pointer_index.hpp), not a node-based hash map.
 //  * The completion signal fires inside the network model's update loop, where starting flows
 //    would modify the solver it iterates over: completions are queued and handled by a kernel
 //    timer at the same simulated date.
@@ -26,13 +28,16 @@
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
+#include <simgrid/simix.hpp>
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
 #include "collsim/models/error.hpp"
+#include "pointer_index.hpp"
 #include "simgrid_platform.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -136,7 +141,7 @@ class Simulation {
 
   void create_issuers();
   void issuer_loop(std::uint32_t issuer);
-  void issue(const Ready& ready);
+  void issue(std::span<const Ready> batch, std::vector<sg4::ExecPtr>& execs);
   void start_ranks();
   void enter(Rank r);
   void advance(Rank r, double now);
@@ -181,7 +186,7 @@ class Simulation {
 
   std::vector<Flight> flights_;
   std::vector<std::uint32_t> free_flights_;
-  std::unordered_map<const void*, std::uint32_t> flight_of_;
+  PointerIndex flight_of_;  // SimGrid activity -> slot in flights_
   std::vector<const void*> arrived_;
   bool flush_armed_ = false;
   bool failed_ = false;
@@ -309,33 +314,47 @@ void Simulation::create_issuers() {
 
 void Simulation::issuer_loop(std::uint32_t issuer) {
   std::vector<Ready> batch;
+  std::vector<sg4::ExecPtr> execs;
   while (true) {
     issuer_wake_[issuer]->acquire();
     if (quit_) return;
     batch.clear();
     std::swap(batch, issuer_queue_[issuer]);
-    for (const Ready& ready : batch) issue(ready);
+    issue(batch, execs);
   }
 }
 
-// Runs in an issuer actor: the flow joins that actor's (short) activity list.
-void Simulation::issue(const Ready& ready) {
-  const Transfer& tr = transfer(ready.transfer, ready.round);
-  sg4::ExecPtr exec = sg4::Exec::init();
-  exec->set_hosts({hosts_[tr.src], hosts_[tr.dst]});
-  exec->set_flops_amounts({0.0, 0.0});
-  exec->set_bytes_amounts({0.0, tr.chunk_count * chunk_bytes_, 0.0, 0.0});
-  exec->start();
-  std::uint32_t slot;
-  if (free_flights_.empty()) {
-    slot = static_cast<std::uint32_t>(flights_.size());
-    flights_.emplace_back();
-  } else {
-    slot = free_flights_.back();
-    free_flights_.pop_back();
+// Runs in an issuer actor. The flows are created here, so that they join this actor's (short)
+// activity list, then configured and started together in one simcall: called from an actor, each
+// Exec setter and start() is a simcall of its own, a context switch to maestro and back, four per
+// flow. Inside simcall_answered the code runs in maestro, where they are plain calls.
+void Simulation::issue(std::span<const Ready> batch, std::vector<sg4::ExecPtr>& execs) {
+  execs.clear();
+  for (std::size_t i = 0; i < batch.size(); ++i) execs.push_back(sg4::Exec::init());
+  auto setup = [this, &execs, batch] {
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const Transfer& tr = transfer(batch[i].transfer, batch[i].round);
+      sg4::Exec& exec = *execs[i];
+      exec.set_hosts({hosts_[tr.src], hosts_[tr.dst]});
+      exec.set_flops_amounts({0.0, 0.0});
+      exec.set_bytes_amounts({0.0, tr.chunk_count * chunk_bytes_, 0.0, 0.0});
+      exec.start();
+    }
+  };
+  sgk::actor::simcall_answered(setup);
+  const double now = now_s();
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    std::uint32_t slot;
+    if (free_flights_.empty()) {
+      slot = static_cast<std::uint32_t>(flights_.size());
+      flights_.emplace_back();
+    } else {
+      slot = free_flights_.back();
+      free_flights_.pop_back();
+    }
+    flight_of_.insert(execs[i]->get_impl(), slot);
+    flights_[slot] = Flight{std::move(execs[i]), batch[i].transfer, batch[i].round, now};
   }
-  flight_of_.emplace(exec->get_impl(), slot);
-  flights_[slot] = Flight{std::move(exec), ready.transfer, ready.round, now_s()};
 }
 
 void Simulation::start_ranks() {
@@ -398,10 +417,9 @@ void Simulation::flush_arrivals() {
   std::swap(retired_[0], retired_[1]);
   const double now = now_s();
   for (std::size_t i = 0; i < arrived_.size(); ++i) {
-    const auto found = flight_of_.find(arrived_[i]);
-    COLLSIM_ASSERT(found != flight_of_.end(), "a SimGrid flow finished that the engine did not start");
-    const std::uint32_t slot = found->second;
-    flight_of_.erase(found);
+    const std::optional<std::uint32_t> found = flight_of_.take(arrived_[i]);
+    COLLSIM_ASSERT(found.has_value(), "a SimGrid flow finished that the engine did not start");
+    const std::uint32_t slot = *found;
     Flight& flight = flights_[slot];
     retired_[0].push_back(std::move(flight.exec));
     free_flights_.push_back(slot);
