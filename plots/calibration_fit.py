@@ -85,7 +85,7 @@ def main():
     bottom.axhline(0.0, color="black", linewidth=0.8)
     bottom.set_xscale("log", base=2)
     bottom.set_ylabel("(predicted - measured) / measured (%)")
-    bottom.set_xlabel("size (nccl-tests size column)")
+    bottom.set_xlabel("size (bytes; the nccl-tests size column)")
     ticks = [2.0 ** k for k in range(0, 36, 4)
              if min(r["size_bytes"] for r in rows) / 2 <= 2.0 ** k <= max(r["size_bytes"] for r in rows) * 2]
     bottom.set_xticks(ticks)

@@ -34,7 +34,7 @@ class DelayProbe {
     options.pipeline_chunks = spec.pipeline_chunks;
     schedule_ = generate_schedule(algorithm, options);
     config_.size_bytes = spec.sizes_bytes.front();
-    config_.topology = resolve_topology(spec.topologies.front().spec, n, link_at(spec, config_.size_bytes));
+    config_.topology = topology_at(spec, 0, n, config_.size_bytes);
     config_.start = spec.starts.front();
     config_.arrival_s.assign(n, 0.0);
   }
@@ -113,7 +113,8 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
   const bool has_stragglar = std::find(spec.algorithms.begin(), spec.algorithms.end(), kStragglar) != spec.algorithms.end();
   if (has_stragglar && !result.best_baseline.empty()) {
     result.stragglar_compared = true;
-    auto engine = engines ? engines(spec.engines.front()) : make_engine(spec.engines.front());
+    const std::string& engine_name = spec.engine_at(0, 0);
+    auto engine = engines ? engines(engine_name) : make_engine(engine_name);
     DelayProbe stragglar(spec, std::string(kStragglar), *engine);
     DelayProbe baseline(spec, result.best_baseline, *engine);
     const auto gap = [&](double d) { return stragglar.time_s(d) - baseline.time_s(d); };

@@ -6,8 +6,10 @@
 
 #include "collsim/experiments/args.hpp"
 #include "collsim/experiments/commands.hpp"
+#include "collsim/experiments/plot_script.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/nccl_log.hpp"
+#include "collsim/models/topology.hpp"
 #include "collsim/sim/calibrate.hpp"
 
 namespace collsim {
@@ -25,6 +27,36 @@ std::vector<Collective> parse_collectives(const std::string& text, std::string_v
   return out;
 }
 
+// Measured vs predicted from the CSV just written: <model stem>_fit.png/.svg next to the model
+// (next to the CSV when there is no model). The model and CSV are complete without it, so a
+// missing interpreter or matplotlib costs one line, not the command.
+void plot_fit(const CalibrationReport& report, std::ostream& out) {
+  if (report.csv_path.empty()) return;
+  const std::filesystem::path script =
+      std::filesystem::path(default_configs_dir()).parent_path() / "plots" / "calibration_fit.py";
+  if (!std::filesystem::is_regular_file(script)) {
+    out << fmt::format("note: no plot ({} not found)\n", script.string());
+    return;
+  }
+  if (!plot_python_has_module("matplotlib")) {
+    out << fmt::format("note: no plot ({} cannot import matplotlib; install python3-matplotlib)\n", plot_python());
+    return;
+  }
+  std::vector<std::string> args{report.csv_path.string()};
+  if (!report.model_path.empty()) {
+    const auto dir = report.model_path.parent_path();
+    args.insert(args.end(), {"--out", dir.empty() ? std::string(".") : dir.string(), "--stem",
+                             report.model_path.stem().string() + "_fit"});
+  }
+  out.flush();
+  std::string error;
+  const int rc = run_plot_script(script.string(), args, error);
+  if (rc != 0) {
+    out << fmt::format("note: no plot ({} failed: {})\n", script.filename().string(),
+                       rc < 0 ? error : fmt::format("exit code {}", rc));
+  }
+}
+
 }  // namespace
 
 int calibrate_command(const Args& args, std::ostream& out) {
@@ -35,6 +67,9 @@ int calibrate_command(const Args& args, std::ostream& out) {
       .option("out", "-o", "MODEL.yaml", "model file to write (plus MODEL_fit.csv beside it)")
       .option("csv", "", "FILE", "measured-vs-predicted CSV (default: <MODEL>_fit.csv)")
       .option("algo", "", "NAME", "schedule that explains the logs", "ring")
+      .option("topology", "", "NAME|FILE",
+              "topology the schedules run on; alpha and beta are fitted per link class (cluster: nvlink, network)",
+              "nvswitch")
       .option("regimes", "", "K", "1..3 (latency, bandwidth) regimes, time = min over them", "1")
       .flag("no-gamma", "keep gamma at 0 instead of fitting it")
       .option("time", "", "min|oop|ip", "which nccl-tests time column to use", "min")
@@ -42,13 +77,15 @@ int calibrate_command(const Args& args, std::ostream& out) {
       .option("predict", "", "C[,C...]", "collectives to cross-predict (default: every input not fitted)")
       .option("collective", "", "C", "override the collective of every nccl-tests log")
       .option("nranks", "", "N", "override the rank count of every nccl-tests log")
-      .option("name", "", "NAME", "model name (default: the stem of --out)");
+      .option("name", "", "NAME", "model name (default: the stem of --out)")
+      .flag("no-plot", "do not plot measured vs predicted (default: <MODEL>_fit.png/.svg with plots/calibration_fit.py)");
   if (!parser.parse(args)) {
     out << parser.help();
     return 0;
   }
   CalibrationOptions options;
   options.algorithm = parser.get("algo");
+  options.topology = parser.get("topology");
   const auto regimes = parse_unsigned(parser.get("regimes"), "--regimes");
   if (regimes < 1 || regimes > 3) throw ConfigError(fmt::format("calibrate: --regimes {} is not in 1..3", regimes));
   options.regimes = static_cast<std::uint32_t>(regimes);
@@ -67,6 +104,7 @@ int calibrate_command(const Args& args, std::ostream& out) {
   std::vector<std::filesystem::path> files(parser.positionals().begin(), parser.positionals().end());
   const CalibrationReport report = run_calibration(files, options);
   out << format_calibration_report(report);
+  if (!parser.flag_set("no-plot")) plot_fit(report, out);
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "collsim/models/atomic_file.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/units.hpp"
+#include "collsim/sim/engine.hpp"
 
 namespace collsim {
 namespace {
@@ -34,7 +35,7 @@ std::string point_columns(const SweepGrid& grid, const Point& p, bool with_arriv
   const ExperimentSpec& spec = grid.spec();
   std::string text = fmt::format("{},{},{},{},{},{}", spec.algorithms[p.algorithm], spec.n[p.n],
                                  num(spec.sizes_bytes[p.size]), csv_field(spec.topologies[p.topology].label),
-                                 spec.engines[p.engine], start_mode_name(spec.starts[p.start]));
+                                 spec.engine_at(p.engine, p.topology), start_mode_name(spec.starts[p.start]));
   if (with_arrival) {
     text += ',';
     text += csv_field(spec.arrivals[p.arrival].label);
@@ -53,7 +54,7 @@ std::string describe_scenario(const SweepGrid& grid, const Point& p, double mean
   const ExperimentSpec& spec = grid.spec();
   std::string text = fmt::format("n={} {} {}", spec.n[p.n], format_size(spec.sizes_bytes[p.size]),
                                  spec.topologies[p.topology].label);
-  if (spec.engines.size() > 1) text += " " + spec.engines[p.engine];
+  if (spec.engines.size() > 1 || spec.engines.front() == kAutoEngine) text += " " + spec.engine_at(p.engine, p.topology);
   if (spec.starts.size() > 1) text += fmt::format(" {}", start_mode_name(spec.starts[p.start]));
   if (spec.arrivals.size() > 1 && !spec.arrivals[p.arrival].last_rank_straggler) {
     text += " " + spec.arrivals[p.arrival].label;

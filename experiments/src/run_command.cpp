@@ -1,7 +1,7 @@
-// `collsim run SPEC [--out DIR] [--quiet] [--no-resume]`: run a study and write its result files.
+// `collsim run SPEC [--out DIR] [--quiet] [--no-resume] [--dry-run]`: run a study and write its
+// result files.
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,42 +13,16 @@
 #include "collsim/experiments/commands.hpp"
 #include "collsim/experiments/mpi_split.hpp"
 #include "collsim/experiments/output.hpp"
+#include "collsim/experiments/plot_script.hpp"
 #include "collsim/experiments/progress.hpp"
 #include "collsim/experiments/runner.hpp"
 #include "collsim/experiments/spec.hpp"
+#include "collsim/experiments/study_plan.hpp"
 #include "collsim/experiments/sweep.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/units.hpp"
 
-extern "C" char** environ;
-
 namespace collsim {
-namespace {
-
-// Runs `python3 SCRIPT DIR` (Debian's /usr/bin/python3, which sees python3-matplotlib) and
-// returns its exit status; the script's output goes straight to ours.
-int run_plot_script(const std::string& script, const std::filesystem::path& dir, std::string& error) {
-  const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  std::string dir_text = dir.string();
-  std::vector<char*> argv{const_cast<char*>(python.c_str()), const_cast<char*>(script.c_str()), dir_text.data(), nullptr};
-  pid_t pid = 0;
-  if (const int rc = posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ); rc != 0) {
-    error = fmt::format("cannot start {}: {}", python, std::strerror(rc));
-    return -1;
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      error = fmt::format("waiting for {} failed: {}", python, std::strerror(errno));
-      return -1;
-    }
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  error = "killed by a signal";
-  return -1;
-}
-
-}  // namespace
 
 int run_command(const Args& args, std::ostream& out) {
   ArgParser parser("run",
@@ -59,7 +33,8 @@ int run_command(const Args& args, std::ostream& out) {
       .option("out", "-o", "DIR", "output directory (default: results/<spec name>)")
       .flag("quiet", "no progress and no summary table")
       .flag("no-resume", "ignore a checkpoint of an earlier interrupted run")
-      .flag("no-plot", "do not run the spec's plot scripts");
+      .flag("no-plot", "do not run the spec's plot scripts")
+      .flag("dry-run", "check the spec and resolve every point (topologies, engines), print the counts, write nothing");
   if (!parser.parse(args)) {
     out << parser.help();
     return 0;
@@ -73,6 +48,17 @@ int run_command(const Args& args, std::ostream& out) {
 
   ExperimentSpec spec = load_spec(parser.positionals().front());
   const SweepGrid grid(spec);
+  if (parser.flag_set("dry-run")) {
+    const StudyPlan plan = plan_study(grid);
+    if (root) {
+      out << fmt::format("dry run {}: {} points ({} active) x {} trial{} = {} runs in {} work units; {} topolog{} "
+                         "built; engines: {}; {} plot script{}; nothing written\n",
+                         spec.name, plan.points, plan.active_points, spec.trials, spec.trials == 1 ? "" : "s",
+                         plan.runs, plan.work_units, plan.topologies, plan.topologies == 1 ? "y" : "ies",
+                         fmt::join(plan.engines, ", "), spec.plots.size(), spec.plots.size() == 1 ? "" : "s");
+    }
+    return 0;
+  }
   const std::filesystem::path dir = parser.get_optional("out").value_or("results/" + spec.name);
 
   if (root) {
@@ -136,7 +122,8 @@ int run_command(const Args& args, std::ostream& out) {
   for (const auto& script : spec.plots) {
     out.flush();
     std::string error;
-    const int rc = run_plot_script(script, dir, error);
+    const std::string dir_arg = dir.string();
+    const int rc = run_plot_script(script, std::span(&dir_arg, 1), error);
     if (rc != 0) {
       // The results are complete and kept; only the figure is missing.
       std::cerr << fmt::format("collsim: plot script {} failed ({}); the results in {} are complete\n", script,

@@ -10,6 +10,7 @@
 #include <list>
 #include <map>
 #include <optional>
+#include <string>
 #include <tuple>
 
 #include "collsim/algorithms/registry.hpp"
@@ -87,9 +88,14 @@ class Executor {
   Executor(const SweepGrid& grid, const RunnerOptions& options)
       : grid_(grid), spec_(grid.spec()), schedules_(grid.spec(), options.schedule_cache_bytes) {
     // Create every engine now, so an engine missing from this build fails before any work.
-    for (const auto& name : spec_.engines) {
-      engines_.push_back(options.engine_factory ? options.engine_factory(name) : make_engine(name));
-      if (!engines_.back()) throw ConfigError(fmt::format("engine '{}' is not available", name));
+    for (std::size_t t = 0; t < spec_.topologies.size(); ++t) {
+      for (std::size_t e = 0; e < spec_.engines.size(); ++e) {
+        const std::string& name = spec_.engine_at(e, t);
+        if (engines_.find(name) != engines_.end()) continue;
+        auto engine = options.engine_factory ? options.engine_factory(name) : make_engine(name);
+        if (!engine) throw ConfigError(fmt::format("engine '{}' is not available", name));
+        engines_.emplace(name, std::move(engine));
+      }
     }
   }
 
@@ -109,18 +115,24 @@ class Executor {
     config.size_bytes = spec_.sizes_bytes[p.size];
     config.topology = topology(p);
     config.start = spec_.starts[p.start];
-    Engine& engine = *engines_[p.engine];
+    Engine& engine = *engines_.at(spec_.engine_at(p.engine, p.topology));
     ArrivalProcess process(arrival_for(spec_.arrivals[p.arrival], n), n, arrival_seed(spec_.seed, p.arrival, n));
     // Straggler-oblivious schedules do not depend on the straggler: one cache entry for all.
+    const auto straggler_of = [&](const std::vector<std::uint32_t>& expected) -> Rank {
+      return info.straggler_aware && !expected.empty() ? expected.front() : n - 1;
+    };
     const auto schedule_for = [&](const std::vector<std::uint32_t>& expected) -> const Schedule& {
-      const Rank straggler = info.straggler_aware && !expected.empty() ? expected.front() : n - 1;
-      return schedules_.get(p.algorithm, n, straggler, out.generate_s);
+      return schedules_.get(p.algorithm, n, straggler_of(expected), out.generate_s);
+    };
+    const auto no_delay_key = [&](Rank straggler) {
+      return std::make_tuple(p.algorithm, p.n, p.size, p.topology, p.engine, p.start, straggler);
     };
 
     bool any_delay = false;
     out.trials.reserve(unit.trial_end - unit.trial_begin);
     for (std::uint32_t t = unit.trial_begin; t < unit.trial_end; ++t) {
       Arrivals arrivals = process.at(t);
+      const Rank schedule_straggler = straggler_of(arrivals.expected_stragglers);
       const Schedule& schedule = schedule_for(arrivals.expected_stragglers);
       TrialResult trial;
       trial.straggler_moved = arrivals.straggler_moved();
@@ -135,13 +147,18 @@ class Executor {
       trial.time_after_last_arrival_s = r.time_after_last_arrival_s;
       trial.transfers = r.transfers;
       out.trials.push_back(trial);
+      // A trial where everyone arrives at 0 is the no-delay run of a later delayed point (a
+      // delay sweep starting at 0): remember it rather than simulate it again, which matters
+      // when one run takes minutes (SimGrid at thousands of GPUs).
+      if (std::all_of(config.arrival_s.begin(), config.arrival_s.end(), [](double a) { return a == 0.0; })) {
+        no_delay_s_.emplace(no_delay_key(schedule_straggler), r.time_s);
+      }
     }
     if (any_delay) {
       // The no-delay time is shared by every arrival model of the same configuration: a delay
       // sweep pays for it once per process, not once per delay.
       const std::vector<std::uint32_t> expected = process.spec().expected_stragglers();
-      const Rank straggler = info.straggler_aware && !expected.empty() ? expected.front() : n - 1;
-      const auto key = std::make_tuple(p.algorithm, p.n, p.size, p.topology, p.engine, p.start, straggler);
+      const auto key = no_delay_key(straggler_of(expected));
       if (auto it = no_delay_s_.find(key); it != no_delay_s_.end()) {
         out.time_no_delay_s = it->second;
       } else {
@@ -163,13 +180,13 @@ class Executor {
     const auto key = std::make_tuple(p.topology, n, link.latency_s, link.bandwidth_Bps, link.gamma_s_per_byte);
     if (auto it = topologies_.find(key); it != topologies_.end()) return it->second;
     if (topologies_.size() > 64) topologies_.clear();
-    return topologies_.emplace(key, resolve_topology(spec_.topologies[p.topology].spec, n, link)).first->second;
+    return topologies_.emplace(key, topology_at(spec_, p.topology, n, spec_.sizes_bytes[p.size])).first->second;
   }
 
   const SweepGrid& grid_;
   const ExperimentSpec& spec_;
   ScheduleCache schedules_;
-  std::vector<std::unique_ptr<Engine>> engines_;
+  std::map<std::string, std::unique_ptr<Engine>, std::less<>> engines_;  ///< by resolved name
   std::map<std::tuple<std::size_t, Rank, double, double, double>, Topology> topologies_;
   std::map<std::tuple<std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, Rank>, double>
       no_delay_s_;

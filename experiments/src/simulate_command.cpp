@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <optional>
 #include <ostream>
 
 #include "collsim/algorithms/registry.hpp"
@@ -81,7 +82,7 @@ int simulate_command(const Args& args, std::ostream& out) {
       .option("alpha", "", "TIME", "end-to-end latency of one message (nvswitch/full_mesh)", "3us")
       .option("bandwidth", "", "BW", "per-GPU bandwidth per direction (nvswitch/full_mesh)", "450GiBps")
       .option("gamma", "", "TIME_PER_BYTE", "reduction cost in seconds per byte (overrides the topology's)")
-      .option("model", "", "FILE", "fitted link model YAML (collsim calibrate); sets alpha, bandwidth, gamma")
+      .option("model", "", "FILE", "fitted link model YAML (collsim calibrate); sets alpha and bandwidth of every link class, and gamma")
       .option("delay", "", "TIME", "fixed delay of the straggler", "0")
       .option("straggler", "", "RANK", "the late rank, and the rank schedules are built for (default n-1)")
       .option("stragglers", "", "R[:D],...", "several late ranks, e.g. 3:5ms,7:2ms")
@@ -89,7 +90,7 @@ int simulate_command(const Args& args, std::ostream& out) {
       .option("jitter", "", "KIND:K=V,...", "extra delay drawn for every rank, e.g. uniform:min=0,max=20us")
       .option("seed", "", "N", "seed of every random draw", "1")
       .option("start", "", "eager|barrier", "how phases start when ranks arrive late", "barrier")
-      .option("engine", "", "NAME", "closed_form, replay or simgrid", "replay")
+      .option("engine", "", "NAME", "closed_form, replay, simgrid or auto (replay where it models the topology, else simgrid)", "replay")
       .option("pipeline-chunks", "", "K", "trees: pipeline depth in chunks (0 = default)", "0")
       .option("trace", "", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
       .flag("json", "print one JSON object instead of a table");
@@ -111,8 +112,13 @@ int simulate_command(const Args& args, std::ostream& out) {
   LinkModel link;
   link.latency_s = parse_duration_s(parser.get("alpha"), "--alpha");
   link.bandwidth_Bps = parse_bandwidth_Bps(parser.get("bandwidth"), "--bandwidth");
-  if (auto m = parser.get_optional("model")) link = read_model_file(*m).link_for_size(config.size_bytes);
+  std::optional<ModelFile> model;
+  if (auto m = parser.get_optional("model")) {
+    model = read_model_file(*m);
+    link = model->link_for_size(config.size_bytes);
+  }
   config.topology = resolve_topology(parser.get("topology"), options.n, link);
+  if (model) apply_model(*model, config.size_bytes, config.topology);
   if (auto g = parser.get_optional("gamma")) config.topology.link.gamma_s_per_byte = parse_duration_s(*g, "--gamma");
 
   const ArrivalSpec arrival_spec = arrival_from_flags(parser, options.straggler.value_or(options.n - 1));
@@ -121,7 +127,7 @@ int simulate_command(const Args& args, std::ostream& out) {
   // Straggler-aware schedules are built for the expected straggler (the first one listed).
   if (!options.straggler && !arrivals.expected_stragglers.empty()) options.straggler = arrivals.expected_stragglers.front();
 
-  auto engine = make_engine(parser.get("engine"));
+  auto engine = make_engine(resolve_engine_name(parser.get("engine"), config.topology));
   const Schedule schedule = generate_schedule(parser.get("algo"), options);
   // Per-rank idle times need the transfer trace; keep it for JSON output unless it would be huge.
   constexpr std::size_t kMaxTracedTransfers = 4'000'000;

@@ -388,6 +388,12 @@ LinkModel link_at(const ExperimentSpec& spec, double size_bytes) {
   return spec.link_model ? spec.link_model->link_for_size(size_bytes) : spec.link;
 }
 
+Topology topology_at(const ExperimentSpec& spec, std::size_t index, Rank n, double size_bytes) {
+  Topology topology = resolve_topology(spec.topologies.at(index).spec, n, link_at(spec, size_bytes));
+  if (spec.link_model) apply_model(*spec.link_model, size_bytes, topology);
+  return topology;
+}
+
 ArrivalSpec arrival_for(const ArrivalChoice& choice, Rank n) {
   if (!choice.last_rank_straggler) return choice.model;
   ArrivalSpec spec;

@@ -1,5 +1,6 @@
 // validate() and resolved_yaml() of experiment specs.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "collsim/models/arrival_yaml.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/topology.hpp"
+#include "collsim/sim/engine.hpp"
 
 #ifndef COLLSIM_VERSION
 #error "COLLSIM_VERSION must be defined by the build (the CMake project version)"
@@ -51,6 +53,37 @@ void require_non_empty(const ExperimentSpec& spec, std::string_view key, std::si
 }
 
 std::string number(double value) { return fmt::format("{}", value); }
+
+// Replay declines an oversubscribed fabric at run time; say so before hours of other points.
+void reject_replay_where_unsupported(const ExperimentSpec& spec, std::size_t index, const Topology& topology) {
+  if (replay_supports(topology)) return;
+  for (std::size_t e = 0; e < spec.engines.size(); ++e) {
+    if (spec.engines[e] == "replay") {
+      throw ConfigError(fmt::format(
+          "{}engine 'replay' does not model topology '{}' (an oversubscribed {}:1 fabric); use engine 'simgrid', or "
+          "'auto' for replay where it can and simgrid elsewhere",
+          where_item(spec, "engine", e, spec.engines.size()), spec.topologies[index].label,
+          topology.cluster.oversubscription));
+    }
+  }
+}
+
+// `engine: [auto, replay]` runs replay twice on a non-blocking topology: the rows would be
+// indistinguishable, so it is an error like any value listed twice.
+void reject_engine_twice(const ExperimentSpec& spec, std::size_t topology) {
+  const auto& resolved = spec.resolved_engines[topology];
+  for (std::size_t e = 0; e < resolved.size(); ++e) {
+    for (std::size_t f = 0; f < e; ++f) {
+      if (resolved[e] == resolved[f]) {
+        throw ConfigError(fmt::format(
+            "{}engine '{}' and engine '{}' both run {} on topology '{}' (auto is replay where replay models "
+            "the topology, simgrid otherwise); list each engine once",
+            where_item(spec, "engine", e, resolved.size()), spec.engines[f], spec.engines[e], resolved[e],
+            spec.topologies[topology].label));
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -95,7 +128,7 @@ void validate(ExperimentSpec& spec) {
   require_non_empty(spec, "engine", spec.engines.size());
   for (std::size_t i = 0; i < spec.engines.size(); ++i) {
     if (std::find(std::begin(kEngineNames), std::end(kEngineNames), spec.engines[i]) == std::end(kEngineNames)) {
-      throw ConfigError(fmt::format("{}unknown engine '{}' (known: closed_form, replay, simgrid)",
+      throw ConfigError(fmt::format("{}unknown engine '{}' (known: closed_form, replay, simgrid, auto)",
                                     where_item(spec, "engine", i, spec.engines.size()), spec.engines[i]));
     }
   }
@@ -112,16 +145,25 @@ void validate(ExperimentSpec& spec) {
   std::vector<std::string> topo_specs;
   for (const auto& t : spec.topologies) topo_specs.push_back(t.spec);
   reject_duplicates(spec, "topology", topo_specs, [](const std::string& s) { return s; });
+  spec.resolved_engines.assign(spec.topologies.size(), {});
   for (std::size_t i = 0; i < spec.topologies.size(); ++i) {
     for (Rank n : spec.n) {
       try {
-        resolve_topology(spec.topologies[i].spec, n, link_at(spec, spec.sizes_bytes.front()));
+        const Topology topology = topology_at(spec, i, n, spec.sizes_bytes.front());
+        // Whether replay models a topology does not depend on n: resolve once per topology.
+        if (spec.resolved_engines[i].empty()) {
+          for (const auto& engine : spec.engines) {
+            spec.resolved_engines[i].emplace_back(resolve_engine_name(engine, topology));
+          }
+          reject_replay_where_unsupported(spec, i, topology);
+        }
       } catch (const ConfigError& e) {
         throw ConfigError(fmt::format("{}topology '{}' with n = {}: {}",
                                       where_item(spec, "topology", i, spec.topologies.size()),
                                       spec.topologies[i].label, n, e.what()));
       }
     }
+    reject_engine_twice(spec, i);
   }
 
   require_non_empty(spec, "arrival", spec.arrivals.size());
@@ -159,6 +201,12 @@ void validate(ExperimentSpec& spec) {
     spec.algorithms.emplace_back(kBaselineAlgorithm);
     spec.ring_added_as_baseline = true;
   }
+}
+
+const std::string& ExperimentSpec::engine_at(std::size_t engine, std::size_t topology) const {
+  COLLSIM_ASSERT(topology < resolved_engines.size() && engine < resolved_engines[topology].size(),
+                 "engine_at needs a validated spec and indices in range");
+  return resolved_engines[topology][engine];
 }
 
 std::string resolved_yaml(const ExperimentSpec& spec) {
@@ -215,6 +263,15 @@ std::string resolved_yaml(const ExperimentSpec& spec) {
   for (StartMode m : spec.starts) out << start_mode_name(m);
   out << YAML::EndSeq;
   out << YAML::Key << "engine" << YAML::Value << YAML::Flow << spec.engines;
+  if (std::find(spec.engines.begin(), spec.engines.end(), kAutoEngine) != spec.engines.end()) {
+    std::vector<std::string> runs;
+    for (std::size_t t = 0; t < spec.topologies.size(); ++t) {
+      for (std::size_t e = 0; e < spec.engines.size(); ++e) {
+        if (spec.engines[e] == kAutoEngine) runs.push_back(spec.topologies[t].label + ": " + spec.engine_at(e, t));
+      }
+    }
+    out << YAML::Comment(fmt::format("auto ran {}", fmt::join(runs, ", ")));
+  }
   out << YAML::Key << "pipeline_chunks" << YAML::Value << spec.pipeline_chunks;
   out << YAML::Key << "skip_unsupported" << YAML::Value << (spec.skip_unsupported ? "true" : "false");
   if (!spec.plots.empty()) out << YAML::Key << "plot" << YAML::Value << YAML::Flow << spec.plots;

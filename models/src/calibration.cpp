@@ -46,30 +46,33 @@ bool gamma_identifiable(std::span<const FitRow> rows, std::span<const std::size_
   return bc / std::sqrt(bb * cc) < 1.0 - 1e-9;
 }
 
-// Exact non-negative weighted least squares for at most three unknowns: the optimum is the
-// unconstrained solution on some set of free variables with the others at zero, so trying every
-// set and keeping the best feasible one is exact. Columns are scaled to unit norm because alpha
+// Exact non-negative least squares of `a` x ~ 1 (the rows are already divided by the measured
+// time, so the residuals are relative errors) with only the columns in `usable` free: the optimum
+// is the unconstrained solution on some set of free columns with the others at zero, so trying
+// every set and keeping the best feasible one is exact; it is cheap for the at most
+// 2 * kMaxLinkClasses + 1 columns used here. Columns are scaled to unit norm because alpha
 // (~1e-5 s) and beta (~1e-12 s/B) differ by seven orders of magnitude.
-Solution solve_nnls(std::span<const FitRow> rows, std::span<const std::size_t> subset, bool with_gamma) {
-  const auto m = static_cast<Eigen::Index>(subset.size());
-  Eigen::MatrixXd a(m, kUnknowns);
+struct GeneralSolution {
+  Eigen::VectorXd x;
+  double cost = std::numeric_limits<double>::infinity();  // sum of squared relative errors
+};
+
+GeneralSolution nnls_by_subsets(Eigen::MatrixXd a, std::uint32_t usable) {
+  const auto m = a.rows();
+  const auto columns = static_cast<int>(a.cols());
   const Eigen::VectorXd y = Eigen::VectorXd::Ones(m);
-  for (Eigen::Index r = 0; r < m; ++r) {
-    const FitRow& row = rows[subset[static_cast<std::size_t>(r)]];
-    for (int c = 0; c < kUnknowns; ++c) a(r, c) = column_value(row.coefficients, c) / row.measured_s;
-  }
-  Eigen::Vector3d scale;
-  for (int c = 0; c < kUnknowns; ++c) {
+  Eigen::VectorXd scale(columns);
+  for (int c = 0; c < columns; ++c) {
     const double norm = a.col(c).norm();
     scale(c) = norm > 0 ? norm : 1.0;
     a.col(c) /= scale(c);
   }
-  const int usable = with_gamma ? 0b111 : 0b011;
-  Solution best;
-  for (int mask = 1; mask < (1 << kUnknowns); ++mask) {
+  GeneralSolution best;
+  best.x = Eigen::VectorXd::Zero(columns);
+  for (std::uint32_t mask = 1; mask < (1u << columns); ++mask) {
     if ((mask & ~usable) != 0) continue;
     std::vector<int> free;
-    for (int c = 0; c < kUnknowns; ++c) {
+    for (int c = 0; c < columns; ++c) {
       if ((mask >> c) & 1) free.push_back(c);
     }
     Eigen::MatrixXd sub(m, static_cast<Eigen::Index>(free.size()));
@@ -86,6 +89,21 @@ Solution solve_nnls(std::span<const FitRow> rows, std::span<const std::size_t> s
       for (std::size_t k = 0; k < free.size(); ++k) best.x(free[k]) = z(static_cast<Eigen::Index>(k)) / scale(free[k]);
     }
   }
+  return best;
+}
+
+// The single-class fit: columns alpha, beta, gamma.
+Solution solve_nnls(std::span<const FitRow> rows, std::span<const std::size_t> subset, bool with_gamma) {
+  const auto m = static_cast<Eigen::Index>(subset.size());
+  Eigen::MatrixXd a(m, kUnknowns);
+  for (Eigen::Index r = 0; r < m; ++r) {
+    const FitRow& row = rows[subset[static_cast<std::size_t>(r)]];
+    for (int c = 0; c < kUnknowns; ++c) a(r, c) = column_value(row.coefficients, c) / row.measured_s;
+  }
+  const GeneralSolution g = nnls_by_subsets(std::move(a), with_gamma ? 0b111u : 0b011u);
+  Solution best;
+  best.cost = g.cost;
+  best.x = g.x;
   return best;
 }
 
@@ -289,6 +307,157 @@ FitResult fit_link_model(std::span<const FitRow> rows, const FitOptions& options
       result.notes.push_back(fmt::format("regime {}: alpha clamped at 0 (the unconstrained fit would be negative)", k));
     }
   }
+  return result;
+}
+
+CostCoefficients ClassCostCoefficients::total() const {
+  CostCoefficients c;
+  for (const double x : latency) c.latency += x;
+  for (const double x : bytes) c.bytes += x;
+  c.reduce_bytes = reduce_bytes;
+  return c;
+}
+
+double linear_time_s(const ClassCostCoefficients& coefficients, const ClassFitResult& fit) {
+  COLLSIM_ASSERT(coefficients.latency.size() == fit.classes.size() && coefficients.bytes.size() == fit.classes.size(),
+                 "one coefficient per link class");
+  double t = 0;
+  for (std::size_t k = 0; k < fit.classes.size(); ++k) {
+    const LinkClassFit& c = fit.classes[k];
+    if (!c.identified) {
+      COLLSIM_ASSERT(coefficients.latency[k] == 0 && coefficients.bytes[k] == 0,
+                     fmt::format("a time crosses link class '{}', which the fit did not identify", c.name));
+      continue;
+    }
+    t += coefficients.latency[k] * c.link.latency_s + coefficients.bytes[k] / c.link.bandwidth_Bps;
+  }
+  return t + coefficients.reduce_bytes * fit.gamma_s_per_byte;
+}
+
+ClassFitResult fit_link_classes(std::span<const ClassFitRow> rows, std::span<const std::string> class_names,
+                                bool fit_gamma) {
+  const std::size_t classes = class_names.size();
+  if (classes == 0 || classes > kMaxLinkClasses) {
+    throw ConfigError(fmt::format("link classes: {} given; the fit handles 1..{}", classes, kMaxLinkClasses));
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& c = rows[i].coefficients;
+    if (c.latency.size() != classes || c.bytes.size() != classes) {
+      throw ConfigError(fmt::format("fit row {}: {} latency and {} bytes coefficients for {} link classes", i,
+                                    c.latency.size(), c.bytes.size(), classes));
+    }
+    const double t = rows[i].measured_s, size = rows[i].size_bytes;
+    if (!(std::isfinite(t) && t > 0) || !(std::isfinite(size) && size > 0)) {
+      throw ConfigError(fmt::format("fit row {}: measured time {} s and size {} B must be positive and finite", i, t, size));
+    }
+    for (std::size_t k = 0; k < classes; ++k) {
+      if (!(c.latency[k] >= 0 && c.bytes[k] >= 0) || !std::isfinite(c.latency[k] + c.bytes[k])) {
+        throw ConfigError(fmt::format("fit row {}: link class '{}' has coefficients ({}, {}); they must be finite and "
+                                      "non-negative",
+                                      i, class_names[k], c.latency[k], c.bytes[k]));
+      }
+    }
+    if (!(c.reduce_bytes >= 0) || !std::isfinite(c.reduce_bytes)) {
+      throw ConfigError(fmt::format("fit row {}: reduce_bytes {} must be finite and non-negative", i, c.reduce_bytes));
+    }
+  }
+  std::vector<double> sizes;
+  for (const auto& r : rows) sizes.push_back(r.size_bytes);
+  std::sort(sizes.begin(), sizes.end());
+  const auto distinct = static_cast<std::size_t>(std::unique(sizes.begin(), sizes.end()) - sizes.begin());
+  if (distinct < 2) {
+    throw ConfigError(fmt::format("a per-class fit needs at least 2 distinct sizes; the data have {}", distinct));
+  }
+
+  ClassFitResult result;
+  std::vector<std::size_t> present;  // classes some row's critical path crosses
+  for (std::size_t k = 0; k < classes; ++k) {
+    LinkClassFit fit;
+    fit.name = class_names[k];
+    fit.link = LinkModel{0.0, 0.0, 0.0};
+    for (const auto& r : rows) {
+      if (r.coefficients.latency[k] > 0 || r.coefficients.bytes[k] > 0) ++fit.rows;
+    }
+    if (fit.rows > 0) {
+      present.push_back(k);
+    } else {
+      result.notes.push_back(fmt::format("link class '{}' not identified: no fitted measurement's critical path "
+                                         "crosses it (no parameters are reported for it)",
+                                         fit.name));
+    }
+    result.classes.push_back(std::move(fit));
+  }
+  if (present.empty()) throw ConfigError("per-class fit: no fitted measurement crosses any link class");
+
+  // Columns: alpha and beta of every present class, then gamma.
+  const auto m = static_cast<Eigen::Index>(rows.size());
+  const auto unknowns = static_cast<Eigen::Index>(2 * present.size() + 1);
+  const Eigen::Index gamma_column = unknowns - 1;
+  Eigen::MatrixXd a(m, unknowns);
+  bool any_reduction = false;
+  for (Eigen::Index r = 0; r < m; ++r) {
+    const ClassFitRow& row = rows[static_cast<std::size_t>(r)];
+    for (std::size_t j = 0; j < present.size(); ++j) {
+      a(r, static_cast<Eigen::Index>(2 * j)) = row.coefficients.latency[present[j]] / row.measured_s;
+      a(r, static_cast<Eigen::Index>(2 * j + 1)) = row.coefficients.bytes[present[j]] / row.measured_s;
+    }
+    a(r, gamma_column) = row.coefficients.reduce_bytes / row.measured_s;
+    any_reduction = any_reduction || row.coefficients.reduce_bytes > 0;
+  }
+  const auto full_rank = [&](Eigen::Index columns) {
+    Eigen::MatrixXd scaled = a.leftCols(columns);
+    for (Eigen::Index c = 0; c < columns; ++c) {
+      const double norm = scaled.col(c).norm();
+      if (norm > 0) scaled.col(c) /= norm;
+    }
+    Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(scaled);
+    qr.setThreshold(1e-9);
+    return qr.rank() == columns;
+  };
+  if (!full_rank(gamma_column)) {
+    std::vector<std::string> names;
+    for (const std::size_t k : present) names.push_back(class_names[k]);
+    throw ConfigError(fmt::format(
+        "per-class fit: the data cannot separate the parameters of link classes {} (their alpha and beta terms are "
+        "linearly dependent over the fitted rows); add measurements whose critical path crosses one class alone, "
+        "e.g. a collective inside one node, or sizes spanning latency- and bandwidth-bound",
+        fmt::join(names, ", ")));
+  }
+  result.gamma_fitted = fit_gamma && any_reduction && full_rank(unknowns);
+  const std::uint32_t all = (1u << static_cast<std::uint32_t>(unknowns)) - 1;
+  const std::uint32_t usable = result.gamma_fitted ? all : all & ~(1u << static_cast<std::uint32_t>(gamma_column));
+  const GeneralSolution solution = nnls_by_subsets(a, usable);
+  if (!std::isfinite(solution.cost)) throw ConfigError("per-class fit: no non-negative solution");
+  result.gamma_s_per_byte = solution.x(gamma_column);
+  for (std::size_t j = 0; j < present.size(); ++j) {
+    LinkClassFit& c = result.classes[present[j]];
+    const double alpha = solution.x(static_cast<Eigen::Index>(2 * j));
+    const double beta = solution.x(static_cast<Eigen::Index>(2 * j + 1));
+    if (!(beta > 0)) {
+      throw ConfigError(fmt::format(
+          "per-class fit: link class '{}' gets beta = 0 (its bandwidth is not constrained by the data: are all "
+          "sizes crossing it latency-bound?)",
+          c.name));
+    }
+    c.identified = true;
+    c.link = LinkModel{alpha, 1.0 / beta, result.gamma_s_per_byte};
+    if (alpha == 0) result.notes.push_back(fmt::format("link class '{}': alpha clamped at 0 (the unconstrained fit would be negative)", c.name));
+  }
+  if (!fit_gamma) {
+    result.notes.push_back("gamma fixed at 0 (disabled)");
+  } else if (!result.gamma_fitted) {
+    result.notes.push_back(
+        "gamma not identifiable from these rows (no reductions, or reduced bytes a combination of transferred bytes "
+        "in every row); gamma fixed at 0 and absorbed into beta");
+  } else if (result.gamma_s_per_byte == 0) {
+    result.notes.push_back("gamma clamped at 0 (the unconstrained fit would be negative)");
+  }
+  for (const auto& row : rows) {
+    const double predicted = linear_time_s(row.coefficients, result);
+    result.predicted_s.push_back(predicted);
+    result.rel_error.push_back(predicted / row.measured_s - 1.0);
+  }
+  result.stats = error_stats(result.rel_error);
   return result;
 }
 

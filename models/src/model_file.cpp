@@ -66,6 +66,31 @@ void check_regimes(const std::vector<FittedRegime>& regimes, std::string_view wh
   }
 }
 
+void check_link_classes(const ModelFile& model) {
+  if (model.link_classes.empty()) {
+    if (!model.unidentified_classes.empty()) {
+      throw ConfigError("unidentified_classes: only a model with link_classes lists unidentified classes");
+    }
+    return;
+  }
+  if (!model.regimes.empty()) {
+    throw ConfigError("regimes: a model with link_classes has no size regimes (they are single-class)");
+  }
+  for (std::size_t k = 0; k < model.link_classes.size(); ++k) {
+    const auto& c = model.link_classes[k];
+    if (c.name.empty()) throw ConfigError(fmt::format("link_classes[{}]: empty class name", k));
+    check_link(LinkModel{c.latency_s, c.bandwidth_Bps, 0.0}, fmt::format("link_classes.{}", c.name));
+    for (std::size_t j = 0; j < k; ++j) {
+      if (model.link_classes[j].name == c.name) throw ConfigError(fmt::format("link_classes: class '{}' twice", c.name));
+    }
+    for (const auto& u : model.unidentified_classes) {
+      if (u == c.name) {
+        throw ConfigError(fmt::format("unidentified_classes: '{}' also has fitted parameters in link_classes", u));
+      }
+    }
+  }
+}
+
 std::string link_fields(const LinkModel& link) {
   return fmt::format("latency_s: {}, bandwidth_Bps: {}, gamma_s_per_byte: {}", num(link.latency_s),
                      num(link.bandwidth_Bps), num(link.gamma_s_per_byte));
@@ -192,11 +217,13 @@ FittedRegime read_regime(const Reader& r, const YAML::Node& node, const std::str
 }
 
 ModelProvenance read_provenance(const Reader& r, const YAML::Node& node) {
-  r.check_keys(node, "provenance", {"tool", "command", "algorithm", "method", "time_column", "fit_on", "sources"});
+  r.check_keys(node, "provenance",
+               {"tool", "command", "algorithm", "topology", "method", "time_column", "fit_on", "sources"});
   ModelProvenance p;
   if (const YAML::Node v = node["tool"]) p.tool = r.scalar(v, "provenance.tool");
   if (const YAML::Node v = node["command"]) p.command = r.scalar(v, "provenance.command");
   if (const YAML::Node v = node["algorithm"]) p.algorithm = r.scalar(v, "provenance.algorithm");
+  if (const YAML::Node v = node["topology"]) p.topology = r.scalar(v, "provenance.topology");
   if (const YAML::Node v = node["method"]) p.method = r.scalar(v, "provenance.method");
   if (const YAML::Node v = node["time_column"]) p.time_column = r.scalar(v, "provenance.time_column");
   if (const YAML::Node v = node["fit_on"]) p.fit_on = r.string_list(v, "provenance.fit_on");
@@ -250,6 +277,51 @@ void read_fit(const Reader& r, const YAML::Node& node, ModelFile& model) {
   }
 }
 
+// `link` (single-class) or `link_classes` + `gamma_s_per_byte` (multi-class), never both.
+void read_links(const Reader& r, const YAML::Node& root, ModelFile& model) {
+  const YAML::Node link = root["link"];
+  const YAML::Node classes = root["link_classes"];
+  if (link && classes) r.fail(classes, "give either 'link' (one class) or 'link_classes', not both");
+  if (!classes) {
+    for (const char* key : {"gamma_s_per_byte", "unidentified_classes"}) {
+      if (const YAML::Node v = root[key]) r.fail(v, fmt::format("'{}' belongs to a model with 'link_classes'", key));
+    }
+    r.require(root, "link", "");
+    r.check_keys(link, "link", {"latency_s", "bandwidth_Bps", "gamma_s_per_byte"});
+    model.link = r.link(link, "link");
+    return;
+  }
+  if (!classes.IsMap() || classes.size() == 0) r.fail(classes, "'link_classes' must be a non-empty mapping of class names");
+  for (const auto& entry : classes) {
+    const std::string name = r.scalar(entry.first, "link_classes");
+    const std::string path = "link_classes." + name;
+    for (const auto& c : model.link_classes) {
+      if (c.name == name) r.fail(entry.first, fmt::format("'{}' appears twice", path));
+    }
+    r.check_keys(entry.second, path, {"latency_s", "bandwidth_Bps"});
+    const LinkModel values = r.link(entry.second, path);
+    model.link_classes.push_back({name, values.latency_s, values.bandwidth_Bps, r.line(entry.first)});
+  }
+  model.link = LinkModel{model.link_classes.front().latency_s, model.link_classes.front().bandwidth_Bps, 0.0};
+  if (const YAML::Node gamma = root["gamma_s_per_byte"]) {
+    model.link.gamma_s_per_byte = r.non_negative(gamma, "gamma_s_per_byte");
+  }
+  if (const YAML::Node list = root["unidentified_classes"]) {
+    model.unidentified_classes = r.string_list(list, "unidentified_classes");
+    for (const auto& u : model.unidentified_classes) {
+      for (const auto& c : model.link_classes) {
+        if (c.name == u) {
+          r.fail(list, fmt::format("'unidentified_classes' lists '{}', which has parameters in link_classes (line {})",
+                                   u, c.line));
+        }
+      }
+    }
+  }
+  if (const YAML::Node regimes = root["regimes"]) {
+    r.fail(regimes, "'regimes' apply to single-class models ('link'), not to 'link_classes'");
+  }
+}
+
 }  // namespace
 
 LinkModel ModelFile::link_for_size(double size_bytes) const {
@@ -264,12 +336,28 @@ LinkModel ModelFile::link_for_size(double size_bytes) const {
 std::string model_file_to_yaml(const ModelFile& model) {
   check_link(model.link, "link");
   check_regimes(model.regimes, "regimes");
+  check_link_classes(model);
   std::string out;
   out += "# collsim link model. Written by `collsim calibrate`; regenerate rather than edit.\n";
   out += "# Units are SI: seconds, bytes, bytes per second. `link` is the single alpha-beta(-gamma) fit;\n";
   out += "# `regimes` (if any) is the protocol-aware model: a collective's time is the minimum over them.\n";
   out += fmt::format("format: {}\nversion: {}\nname: {}\n", kFormat, kVersion, yaml_quoted(model.name));
-  out += fmt::format("link: {{{}}}\n", link_fields(model.link));
+  if (model.link_classes.empty()) {
+    out += fmt::format("link: {{{}}}\n", link_fields(model.link));
+  } else {
+    out += "# link_classes: alpha and bandwidth per link class of the calibration topology; gamma is shared.\n";
+    out += "link_classes:\n";
+    for (const auto& c : model.link_classes) {
+      out += fmt::format("  {}: {{latency_s: {}, bandwidth_Bps: {}}}\n", yaml_quoted(c.name), num(c.latency_s),
+                         num(c.bandwidth_Bps));
+    }
+    out += fmt::format("gamma_s_per_byte: {}\n", num(model.link.gamma_s_per_byte));
+  }
+  if (!model.unidentified_classes.empty()) {
+    std::vector<std::string> names;
+    for (const auto& c : model.unidentified_classes) names.push_back(yaml_quoted(c));
+    out += fmt::format("unidentified_classes: [{}]\n", fmt::join(names, ", "));
+  }
   if (!model.regimes.empty()) {
     out += "regimes:\n";
     for (const auto& r : model.regimes) {
@@ -279,9 +367,10 @@ std::string model_file_to_yaml(const ModelFile& model) {
   }
   const auto& p = model.provenance;
   out += "provenance:\n";
-  out += fmt::format("  tool: {}\n  command: {}\n  algorithm: {}\n  method: {}\n  time_column: {}\n",
-                     yaml_quoted(p.tool), yaml_quoted(p.command), yaml_quoted(p.algorithm), yaml_quoted(p.method),
-                     yaml_quoted(p.time_column));
+  out += fmt::format("  tool: {}\n  command: {}\n  algorithm: {}\n", yaml_quoted(p.tool), yaml_quoted(p.command),
+                     yaml_quoted(p.algorithm));
+  if (!p.topology.empty()) out += fmt::format("  topology: {}\n", yaml_quoted(p.topology));
+  out += fmt::format("  method: {}\n  time_column: {}\n", yaml_quoted(p.method), yaml_quoted(p.time_column));
   std::vector<std::string> fit_on;
   for (const auto& c : p.fit_on) fit_on.push_back(yaml_quoted(c));
   out += fmt::format("  fit_on: [{}]\n", fmt::join(fit_on, ", "));
@@ -318,7 +407,8 @@ ModelFile parse_model_file(std::string_view yaml_text, std::string_view source) 
   }
   const Reader r(source);
   if (!root || root.IsNull()) throw ConfigError(fmt::format("{}:1: the model file is empty", source));
-  r.check_keys(root, "", {"format", "version", "name", "link", "regimes", "provenance", "fit"});
+  r.check_keys(root, "", {"format", "version", "name", "link", "link_classes", "gamma_s_per_byte", "unidentified_classes",
+                          "regimes", "provenance", "fit"});
   const YAML::Node format = r.require(root, "format", "");
   if (r.scalar(format, "format") != kFormat) {
     r.fail(format, fmt::format("'format' = '{}' must be '{}'", format.Scalar(), kFormat));
@@ -328,10 +418,9 @@ ModelFile parse_model_file(std::string_view yaml_text, std::string_view source) 
     r.fail(version, fmt::format("'version' = {} is not supported (this collsim reads version {})", version.Scalar(), kVersion));
   }
   ModelFile model;
+  model.source = std::string(source);
   if (const YAML::Node name = root["name"]) model.name = r.scalar(name, "name");
-  const YAML::Node link = r.require(root, "link", "");
-  r.check_keys(link, "link", {"latency_s", "bandwidth_Bps", "gamma_s_per_byte"});
-  model.link = r.link(link, "link");
+  read_links(r, root, model);
   if (const YAML::Node regimes = root["regimes"]) {
     if (!regimes.IsSequence() || regimes.size() == 0) r.fail(regimes, "'regimes' must be a non-empty list");
     for (std::size_t k = 0; k < regimes.size(); ++k) {

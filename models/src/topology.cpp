@@ -181,6 +181,10 @@ void Topology::check() const {
                                   topology_kind_name(kind)));
   }
   for (const auto& l : links) {
+    if (!link_classes.empty() && l.link_class >= link_classes.size()) {
+      throw ConfigError(fmt::format("topology '{}': link '{}' is in link class {}, but the topology has {} classes",
+                                    name, l.name, l.link_class, link_classes.size()));
+    }
     if (!(l.bandwidth_Bps > 0) || !std::isfinite(l.bandwidth_Bps) || !(l.latency_s >= 0) ||
         !std::isfinite(l.latency_s)) {
       throw ConfigError(fmt::format("topology '{}': link '{}' has bandwidth {} B/s, latency {} s",
@@ -188,6 +192,41 @@ void Topology::check() const {
     }
   }
   check_link_model(link, fmt::format("topology '{}'", name));
+}
+
+std::optional<std::uint32_t> Topology::find_link_class(std::string_view class_name) const {
+  for (std::uint32_t k = 0; k < link_classes.size(); ++k) {
+    if (link_classes[k].name == class_name) return k;
+  }
+  return std::nullopt;
+}
+
+void Topology::set_link_class(std::uint32_t index, double latency_s, double bandwidth_Bps) {
+  if (index >= link_classes.size()) {
+    throw ConfigError(fmt::format("topology '{}': link class {} does not exist ({} classes)", name, index,
+                                  link_classes.size()));
+  }
+  LinkClass& c = link_classes[index];
+  check_link_model(LinkModel{latency_s, bandwidth_Bps, 0.0}, fmt::format("topology '{}', link class '{}'", name, c.name));
+  c.latency_s = latency_s;
+  c.bandwidth_Bps = bandwidth_Bps;
+  for (LinkSpec& l : links) {
+    if (l.link_class != index) continue;
+    l.latency_s = l.latency_share * latency_s;
+    l.bandwidth_Bps = l.bandwidth_multiple * bandwidth_Bps;
+  }
+  if (kind != TopologyKind::Cluster) {
+    link.latency_s = latency_s;
+    link.bandwidth_Bps = bandwidth_Bps;
+  } else if (c.name == kNvlinkClass) {
+    cluster.nvlink_latency_s = latency_s;
+    cluster.nvlink_bandwidth_Bps = bandwidth_Bps;
+  } else {
+    cluster.network_latency_s = latency_s;
+    cluster.nic_bandwidth_Bps = bandwidth_Bps;
+    link.latency_s = latency_s;
+    link.bandwidth_Bps = bandwidth_Bps;
+  }
 }
 
 Topology make_nvswitch(std::uint32_t n, const LinkModel& link, std::string name) {
@@ -200,8 +239,13 @@ Topology make_nvswitch(std::uint32_t n, const LinkModel& link, std::string name)
   t.link = link;
   t.links.reserve(2 * static_cast<std::size_t>(n));
   // Halving is exact in binary floating point, so up + down latency is exactly alpha.
-  for (std::uint32_t g = 0; g < n; ++g) t.links.push_back({fmt::format("gpu{}_up", g), link.bandwidth_Bps, link.latency_s / 2});
-  for (std::uint32_t g = 0; g < n; ++g) t.links.push_back({fmt::format("gpu{}_down", g), link.bandwidth_Bps, link.latency_s / 2});
+  t.link_classes = {{kNvlinkClass, link.latency_s, link.bandwidth_Bps}};
+  for (std::uint32_t g = 0; g < n; ++g) {
+    t.links.push_back({fmt::format("gpu{}_up", g), link.bandwidth_Bps, link.latency_s / 2, 0, 0.5, 1.0});
+  }
+  for (std::uint32_t g = 0; g < n; ++g) {
+    t.links.push_back({fmt::format("gpu{}_down", g), link.bandwidth_Bps, link.latency_s / 2, 0, 0.5, 1.0});
+  }
   return t;
 }
 
@@ -218,10 +262,11 @@ Topology make_full_mesh(std::uint32_t n, const LinkModel& link, std::string name
   t.kind = TopologyKind::FullMesh;
   t.n = n;
   t.link = link;
+  t.link_classes = {{kNvlinkClass, link.latency_s, link.bandwidth_Bps}};
   t.links.reserve(static_cast<std::size_t>(n) * (n - 1));
   for (std::uint32_t a = 0; a < n; ++a) {
     for (std::uint32_t b = 0; b < n; ++b) {
-      if (a != b) t.links.push_back({fmt::format("gpu{}_to_gpu{}", a, b), link.bandwidth_Bps, link.latency_s});
+      if (a != b) t.links.push_back({fmt::format("gpu{}_to_gpu{}", a, b), link.bandwidth_Bps, link.latency_s, 0, 1.0, 1.0});
     }
   }
   return t;
@@ -238,6 +283,7 @@ Topology make_dgx1(std::uint32_t n, const LinkModel& nvlink, std::string name) {
   t.kind = TopologyKind::Dgx1;
   t.n = n;
   t.link = nvlink;
+  t.link_classes = {{kNvlinkClass, nvlink.latency_s, nvlink.bandwidth_Bps}};
   constexpr std::uint32_t g = kDgx1Gpus;
   t.nvlink_count.assign(g, std::vector<std::uint32_t>(g, 0));
   std::vector<std::int64_t> pair_link(static_cast<std::size_t>(g) * g, -1);
@@ -247,7 +293,8 @@ Topology make_dgx1(std::uint32_t n, const LinkModel& nvlink, std::string name) {
       t.nvlink_count[a][b] = count;
       if (count == 0) continue;
       pair_link[a * g + b] = static_cast<std::int64_t>(t.links.size());
-      t.links.push_back({fmt::format("gpu{}_to_gpu{}_nv{}", a, b, count), count * nvlink.bandwidth_Bps, nvlink.latency_s});
+      t.links.push_back({fmt::format("gpu{}_to_gpu{}_nv{}", a, b, count), count * nvlink.bandwidth_Bps, nvlink.latency_s,
+                         0, 1.0, static_cast<double>(count)});
     }
   }
   t.explicit_routes.assign(static_cast<std::size_t>(g) * g, {});
@@ -301,16 +348,30 @@ Topology make_cluster(std::uint32_t n, const ClusterSpec& spec, double gamma_s_p
   t.links.reserve(4 * static_cast<std::size_t>(n) + 2 * layout.leaves);
   const double nvl_lat = spec.nvlink_latency_s / 2;
   const double nic_lat = spec.network_latency_s / 2;
-  for (std::uint32_t g = 0; g < n; ++g) t.links.push_back({fmt::format("gpu{}_nvl_up", g), spec.nvlink_bandwidth_Bps, nvl_lat});
-  for (std::uint32_t g = 0; g < n; ++g) t.links.push_back({fmt::format("gpu{}_nvl_down", g), spec.nvlink_bandwidth_Bps, nvl_lat});
-  for (std::uint32_t g = 0; g < n; ++g) t.links.push_back({fmt::format("gpu{}_nic_up", g), spec.nic_bandwidth_Bps, nic_lat});
-  for (std::uint32_t g = 0; g < n; ++g) t.links.push_back({fmt::format("gpu{}_nic_down", g), spec.nic_bandwidth_Bps, nic_lat});
+  t.link_classes = {{kNvlinkClass, spec.nvlink_latency_s, spec.nvlink_bandwidth_Bps},
+                    {kNetworkClass, spec.network_latency_s, spec.nic_bandwidth_Bps}};
+  constexpr std::uint32_t kNvl = 0, kNet = 1;
+  for (const char* dir : {"up", "down"}) {
+    for (std::uint32_t g = 0; g < n; ++g) {
+      t.links.push_back({fmt::format("gpu{}_nvl_{}", g, dir), spec.nvlink_bandwidth_Bps, nvl_lat, kNvl, 0.5, 1.0});
+    }
+  }
+  for (const char* dir : {"up", "down"}) {
+    for (std::uint32_t g = 0; g < n; ++g) {
+      t.links.push_back({fmt::format("gpu{}_nic_{}", g, dir), spec.nic_bandwidth_Bps, nic_lat, kNet, 0.5, 1.0});
+    }
+  }
   // The spine layer as one aggregated bundle per leaf: with ideal load balancing across spines
   // a leaf can push (its down capacity) / oversubscription into the spine layer and receive the
   // same; static single-spine routes would invent collisions that ECMP spreads in reality.
   const double leaf_capacity = layout.gpus_per_leaf * spec.nic_bandwidth_Bps / spec.oversubscription;
-  for (std::uint32_t l = 0; l < layout.leaves; ++l) t.links.push_back({fmt::format("leaf{}_up", l), leaf_capacity, 0.0});
-  for (std::uint32_t l = 0; l < layout.leaves; ++l) t.links.push_back({fmt::format("leaf{}_down", l), leaf_capacity, 0.0});
+  // The spine bundles belong to the network class: they scale with the NIC bandwidth and add no latency.
+  const double leaf_multiple = layout.gpus_per_leaf / spec.oversubscription;
+  for (const char* dir : {"up", "down"}) {
+    for (std::uint32_t l = 0; l < layout.leaves; ++l) {
+      t.links.push_back({fmt::format("leaf{}_{}", l, dir), leaf_capacity, 0.0, kNet, 0.0, leaf_multiple});
+    }
+  }
   return t;
 }
 

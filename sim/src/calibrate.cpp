@@ -230,9 +230,94 @@ std::vector<FitRow> fit_rows_of(const std::vector<CalibrationPoint>& points) {
   return rows;
 }
 
-bool same_coefficients(const CostCoefficients& a, const CostCoefficients& b) {
+std::vector<ClassFitRow> class_fit_rows_of(const std::vector<CalibrationPoint>& points) {
+  std::vector<ClassFitRow> rows;
+  for (const auto& p : points) {
+    if (p.fitted) rows.push_back({p.class_coefficients, p.measured_s, p.size_bytes});
+  }
+  return rows;
+}
+
+bool same_coefficients(const ClassCostCoefficients& a, const ClassCostCoefficients& b) {
   const auto close = [](double x, double y) { return std::fabs(x - y) <= 1e-12 * std::max(std::fabs(x), std::fabs(y)); };
-  return close(a.latency, b.latency) && close(a.bytes, b.bytes) && close(a.reduce_bytes, b.reduce_bytes);
+  if (a.latency.size() != b.latency.size() || a.bytes.size() != b.bytes.size()) return false;
+  for (std::size_t k = 0; k < a.latency.size(); ++k) {
+    if (!close(a.latency[k], b.latency[k]) || !close(a.bytes[k], b.bytes[k])) return false;
+  }
+  return close(a.reduce_bytes, b.reduce_bytes);
+}
+
+// The calibration topology for every measured n, carrying the current fitted parameters (the
+// evaluation point of the critical-path search). Built with the default link so that the default
+// nvswitch starts where the single-class fit always started.
+class TopologyCache {
+ public:
+  explicit TopologyCache(std::string spec) : spec_(std::move(spec)) {}
+
+  Topology& get(std::uint32_t n) {
+    if (auto it = cache_.find(n); it != cache_.end()) return it->second;
+    Topology t;
+    try {
+      t = resolve_topology(spec_, n, LinkModel{});
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("--topology {} with n = {}: {}", spec_, n, e.what()));
+    }
+    if (t.link_classes.empty()) t.link_classes = {{kNvlinkClass, t.link.latency_s, t.link.bandwidth_Bps}};
+    if (!cache_.empty() && names_of(t) != names_of(cache_.begin()->second)) {
+      throw ConfigError(fmt::format("--topology {}: n = {} gives link classes {}, n = {} gives {}", spec_, n,
+                                    fmt::join(names_of(t), ", "), cache_.begin()->first,
+                                    fmt::join(names_of(cache_.begin()->second), ", ")));
+    }
+    return cache_.emplace(n, std::move(t)).first->second;
+  }
+
+  std::vector<std::string> class_names() const {
+    return cache_.empty() ? std::vector<std::string>{kNvlinkClass} : names_of(cache_.begin()->second);
+  }
+
+  // Single-class fit: the one class takes the fitted link.
+  void apply(const LinkModel& link) {
+    for (auto& [n, t] : cache_) {
+      t.set_link_class(0, link.latency_s, link.bandwidth_Bps);
+      t.link.gamma_s_per_byte = link.gamma_s_per_byte;
+    }
+  }
+
+  // Per-class fit: identified classes take their fit; the others keep the topology's values.
+  void apply(const ClassFitResult& fit) {
+    for (auto& [n, t] : cache_) {
+      for (std::uint32_t k = 0; k < fit.classes.size(); ++k) {
+        if (fit.classes[k].identified) t.set_link_class(k, fit.classes[k].link.latency_s, fit.classes[k].link.bandwidth_Bps);
+      }
+      t.link.gamma_s_per_byte = fit.gamma_s_per_byte;
+    }
+  }
+
+ private:
+  static std::vector<std::string> names_of(const Topology& t) {
+    std::vector<std::string> names;
+    for (const auto& c : t.link_classes) names.push_back(c.name);
+    return names;
+  }
+
+  std::string spec_;
+  std::map<std::uint32_t, Topology> cache_;
+};
+
+// A cross-prediction through a class the fit did not identify would need a made-up parameter.
+void check_predictable(const CalibrationReport& report) {
+  const auto& classes = report.class_fit->classes;
+  for (const auto& p : report.points) {
+    for (std::size_t k = 0; k < classes.size(); ++k) {
+      if (classes[k].identified) continue;
+      if (p.class_coefficients.latency[k] > 0 || p.class_coefficients.bytes[k] > 0) {
+        throw ConfigError(fmt::format(
+            "{}:{}: the cross-predicted {} on {} ranks crosses link class '{}', which no fitted measurement "
+            "identifies; fit on measurements that cross it (--fit-on) or do not predict this collective (--predict)",
+            p.source, p.line, collective_name(p.collective), p.n, classes[k].name));
+      }
+    }
+  }
 }
 
 // Errors per (input, collective, n), fitted groups first, in input order.
@@ -282,15 +367,33 @@ ModelFile build_model(const CalibrationReport& report, const std::string& name) 
   const auto& options = report.options;
   ModelFile model;
   model.name = name;
-  model.link = report.single.regimes.front().link;
+  if (report.class_fit) {
+    const auto& fit = *report.class_fit;
+    for (const auto& c : fit.classes) {
+      if (c.identified) {
+        model.link_classes.push_back({c.name, c.link.latency_s, c.link.bandwidth_Bps, 0});
+      } else {
+        model.unidentified_classes.push_back(c.name);
+      }
+    }
+    model.link = LinkModel{model.link_classes.front().latency_s, model.link_classes.front().bandwidth_Bps,
+                           fit.gamma_s_per_byte};
+  } else {
+    model.link = report.single.regimes.front().link;
+  }
   if (report.regime_fit) model.regimes = report.regime_fit->regimes;
   model.provenance.tool = "collsim calibrate";
   model.provenance.command = options.command;
   model.provenance.algorithm = options.algorithm;
+  if (!options.topology.empty() && options.topology != "nvswitch") model.provenance.topology = options.topology;
   model.provenance.method = fmt::format(
-      "times explained through the {} schedule's critical path (contention-free); non-negative weighted least "
+      "times explained through the {} schedule's critical path (contention-free){}; non-negative weighted least "
       "squares on relative error (weights 1/t){}{}",
-      options.algorithm, options.fit_gamma ? "" : "; gamma fixed at 0 (not fitted)",
+      options.algorithm,
+      report.class_fit ? fmt::format(" on topology {}, alpha and beta per link class ({})", options.topology,
+                                     fmt::join(report.link_classes, ", "))
+                       : std::string(),
+      options.fit_gamma ? "" : "; gamma fixed at 0 (not fitted)",
       options.regimes > 1
           ? fmt::format("; {} regimes on contiguous size ranges (exhaustive breakpoint search), time = min over regimes",
                         options.regimes)
@@ -402,21 +505,35 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
     throw ConfigError("calibrate: no measurement to fit (the inputs hold no collective a schedule explains)");
   }
 
-  // Coefficients along the critical path, re-evaluated at the fitted link until stable.
+  // Coefficients along the critical path, re-evaluated at the fitted parameters until stable.
   ScheduleCache schedules;
-  LinkModel at;
+  TopologyCache topologies(options.topology);
+  for (const auto& p : report.points) topologies.get(p.n);
+  report.link_classes = topologies.class_names();
+  const bool per_class = report.link_classes.size() > 1;
+  if (per_class && options.regimes > 1) {
+    throw ConfigError(fmt::format("--regimes {}: size regimes are fitted for single-class topologies only; topology "
+                                  "'{}' has link classes {}",
+                                  options.regimes, options.topology, fmt::join(report.link_classes, ", ")));
+  }
   std::vector<FitRow> rows;
   for (int iteration = 0;; ++iteration) {
     bool changed = false;
     for (auto& p : report.points) {
-      const CostCoefficients c = schedule_cost_coefficients(schedules.get(p), p.size_bytes, at);
-      changed = changed || iteration == 0 || !same_coefficients(c, p.coefficients);
-      p.coefficients = c;
+      ClassCostCoefficients c = schedule_cost_coefficients(schedules.get(p), p.size_bytes, topologies.get(p.n));
+      changed = changed || iteration == 0 || !same_coefficients(c, p.class_coefficients);
+      p.coefficients = c.total();
+      p.class_coefficients = std::move(c);
     }
     if (!changed) break;
-    rows = fit_rows_of(report.points);
-    report.single = fit_link_model(rows, {1, options.fit_gamma});
-    at = report.single.regimes.front().link;
+    if (per_class) {
+      report.class_fit = fit_link_classes(class_fit_rows_of(report.points), report.link_classes, options.fit_gamma);
+      topologies.apply(*report.class_fit);
+    } else {
+      rows = fit_rows_of(report.points);
+      report.single = fit_link_model(rows, {1, options.fit_gamma});
+      topologies.apply(report.single.regimes.front().link);
+    }
     if (iteration + 1 == kMaxCriticalPathIterations) {
       report.notes.push_back(fmt::format("the critical path was still moving after {} re-evaluations; coefficients "
                                          "are those of the last fit",
@@ -424,26 +541,37 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
       break;
     }
   }
-  for (const auto& n : report.single.notes) report.notes.push_back("single fit: " + n);
-  if (options.regimes > 1) {
-    report.regime_fit = fit_link_model(rows, {options.regimes, options.fit_gamma});
-    for (const auto& n : report.regime_fit->notes) report.notes.push_back(fmt::format("{}-regime fit: ", options.regimes) + n);
-  }
-
-  const auto& single_regimes = report.single.regimes;
   std::vector<double> fitted_errors;
-  for (auto& p : report.points) {
-    p.predicted_single_s = predict_time_s(p.coefficients, single_regimes);
-    p.rel_error_single = p.predicted_single_s / p.measured_s - 1.0;
-    if (report.regime_fit) {
-      p.regime = best_regime(p.coefficients, report.regime_fit->regimes);
-      p.predicted_s = predict_time_s(p.coefficients, report.regime_fit->regimes);
+  if (per_class) {
+    for (const auto& n : report.class_fit->notes) report.notes.push_back("per-class fit: " + n);
+    check_predictable(report);
+    for (auto& p : report.points) {
+      p.predicted_s = linear_time_s(p.class_coefficients, *report.class_fit);
       p.rel_error = p.predicted_s / p.measured_s - 1.0;
-    } else {
-      p.predicted_s = p.predicted_single_s;
-      p.rel_error = p.rel_error_single;
+      p.predicted_single_s = p.predicted_s;
+      p.rel_error_single = p.rel_error;
+      if (p.fitted) fitted_errors.push_back(p.rel_error);
     }
-    if (p.fitted) fitted_errors.push_back(p.rel_error);
+  } else {
+    for (const auto& n : report.single.notes) report.notes.push_back("single fit: " + n);
+    if (options.regimes > 1) {
+      report.regime_fit = fit_link_model(rows, {options.regimes, options.fit_gamma});
+      for (const auto& n : report.regime_fit->notes) report.notes.push_back(fmt::format("{}-regime fit: ", options.regimes) + n);
+    }
+    const auto& single_regimes = report.single.regimes;
+    for (auto& p : report.points) {
+      p.predicted_single_s = predict_time_s(p.coefficients, single_regimes);
+      p.rel_error_single = p.predicted_single_s / p.measured_s - 1.0;
+      if (report.regime_fit) {
+        p.regime = best_regime(p.coefficients, report.regime_fit->regimes);
+        p.predicted_s = predict_time_s(p.coefficients, report.regime_fit->regimes);
+        p.rel_error = p.predicted_s / p.measured_s - 1.0;
+      } else {
+        p.predicted_s = p.predicted_single_s;
+        p.rel_error = p.rel_error_single;
+      }
+      if (p.fitted) fitted_errors.push_back(p.rel_error);
+    }
   }
   report.fit_stats = error_stats(fitted_errors);
   report.sources = source_errors(report);
@@ -488,8 +616,24 @@ std::string format_calibration_report(const CalibrationReport& report) {
                        in.skipped, in.how);
     for (const auto& w : in.warnings) out += fmt::format("    warning: {}\n", w);
   }
-  const auto& single = report.single.regimes.front();
-  out += fmt::format("single fit: {}\n", link_text(single.link, single.gamma_fitted));
+  out += fmt::format("topology '{}', link classes: {}\n", options.topology, fmt::join(report.link_classes, ", "));
+  if (report.class_fit) {
+    const auto& fit = *report.class_fit;
+    out += fmt::format("per-class fit: gamma = {:.4g} ps/B{}\n", fit.gamma_s_per_byte * 1e12,
+                       fit.gamma_fitted ? "" : " (not fitted)");
+    for (const auto& c : fit.classes) {
+      if (c.identified) {
+        out += fmt::format("  {}: alpha = {}, bandwidth = {:.1f} GB/s (beta = {:.4g} ps/B), {} fitted rows cross it\n",
+                           c.name, format_duration(c.link.latency_s), c.link.bandwidth_Bps / 1e9,
+                           1e12 / c.link.bandwidth_Bps, c.rows);
+      } else {
+        out += fmt::format("  {}: not identified (no fitted measurement crosses it; no parameters written)\n", c.name);
+      }
+    }
+  } else {
+    const auto& single = report.single.regimes.front();
+    out += fmt::format("single fit: {}\n", link_text(single.link, single.gamma_fitted));
+  }
   if (report.regime_fit) {
     out += fmt::format("{}-regime fit (time = min over regimes):\n", report.regime_fit->regimes.size());
     for (std::size_t k = 0; k < report.regime_fit->regimes.size(); ++k) {
@@ -498,9 +642,10 @@ std::string format_calibration_report(const CalibrationReport& report) {
                          link_text(r.link, r.gamma_fitted));
     }
   }
+  const ErrorStats& single_stats = report.class_fit ? report.class_fit->stats : report.single.stats;
   out += fmt::format("fit: {} rows, median |rel error| {}, max {} (single fit: median {}, max {})\n",
                      report.fit_stats.count, percent(report.fit_stats.median_abs), percent(report.fit_stats.max_abs),
-                     percent(report.single.stats.median_abs), percent(report.single.stats.max_abs));
+                     percent(single_stats.median_abs), percent(single_stats.max_abs));
   out += fmt::format("{:<40} {:<14} {:>3} {:>10} {:>12} {:>12} {:>8} {:>7}\n", "source", "collective", "n", "size",
                      "measured", "predicted", "rel.err", "role");
   for (const auto& p : report.points) {

@@ -5,20 +5,13 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include "cli_test_support.hpp"
 
 namespace collsim {
 namespace {
 
-struct CliRun {
-  int code;
-  std::string out, err;
-};
-
-CliRun run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using test_support::CliRun;
+using test_support::run;
 
 TEST(Cli, HelpForEveryCommand) {
   for (const char* cmd : {"schedule", "verify", "simulate", "calibrate", "run", "advise"}) {

@@ -5,9 +5,12 @@
 #include <string>
 
 #include "collsim/models/error.hpp"
+#include "test_support.hpp"
 
 namespace collsim {
 namespace {
+
+using test_support::expect_contains;
 
 constexpr const char* kHeader =
     "algorithm,n,size_bytes,delay_s,straggler,iteration,time_s,algbw_GBps,busbw_GBps,device,driver_version,nccl_version\n";
@@ -20,10 +23,6 @@ std::string error_of(const std::string& text) {
   }
   ADD_FAILURE() << "accepted: " << text;
   return {};
-}
-
-void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
 }
 
 TEST(MeasurementCsvReader, ParsesTheDocumentedSchema) {

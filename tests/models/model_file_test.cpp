@@ -9,9 +9,12 @@
 #include <string>
 
 #include "collsim/models/error.hpp"
+#include "test_support.hpp"
 
 namespace collsim {
 namespace {
+
+using test_support::expect_contains;
 
 ModelFile sample() {
   ModelFile m;
@@ -54,10 +57,6 @@ std::string error_of(const std::string& yaml) {
   }
   ADD_FAILURE() << "accepted:\n" << yaml;
   return {};
-}
-
-void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
 }
 
 std::filesystem::path temp_dir() {

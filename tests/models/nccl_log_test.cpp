@@ -6,9 +6,12 @@
 #include <string>
 
 #include "collsim/models/error.hpp"
+#include "test_support.hpp"
 
 namespace collsim {
 namespace {
+
+using test_support::expect_contains;
 
 std::filesystem::path data(const std::string& name) {
   return std::filesystem::path(COLLSIM_TEST_DATA_DIR) / "nccl-tests" / name;
@@ -24,10 +27,6 @@ std::string config_error(Fn&& fn) {
   }
   ADD_FAILURE() << "no ConfigError thrown";
   return {};
-}
-
-void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
 }
 
 void expect_same_rows(const NcclLog& a, const NcclLog& b) {

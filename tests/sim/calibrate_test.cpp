@@ -16,9 +16,14 @@
 #include "collsim/models/topology.hpp"
 #include "collsim/sim/replay_engine.hpp"
 #include "collsim/sim/schedule_cost.hpp"
+#include "test_support.hpp"
 
 namespace collsim {
 namespace {
+
+using test_support::TempDir;
+using test_support::error_of;
+using test_support::expect_contains;
 
 std::filesystem::path log_path(const std::string& name) {
   return std::filesystem::path(COLLSIM_TEST_DATA_DIR) / "nccl-tests" / name;
@@ -27,34 +32,6 @@ std::filesystem::path log_path(const std::string& name) {
 const std::filesystem::path kAllReduce8 = log_path("h100-8gpu-allreduce-nvidia-exemplar.txt");
 const std::filesystem::path kReduceScatter4 = log_path("h100-nvswitch-4gpu-reducescatter.txt");
 const std::filesystem::path kAllGather4 = log_path("h100-nvswitch-4gpu-allgather.txt");
-
-class TempDir {
- public:
-  TempDir() : path_(std::filesystem::temp_directory_path() / fmt::format("collsim_calibrate_test_{}_{}", ::getpid(), counter_++)) {
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  static inline int counter_ = 0;
-  std::filesystem::path path_;
-};
-
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no collsim::Error thrown";
-  return {};
-}
-
-void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
-}
 
 LinkModel link(double alpha_s, double bandwidth_Bps, double gamma = 0) {
   LinkModel l;
@@ -158,7 +135,7 @@ std::string synthetic_csv(const LinkModel& l) {
 }
 
 TEST(RunCalibration, RecoversParametersFromOurCsvAndWritesFiles) {
-  TempDir dir;
+  TempDir dir("collsim_calibrate_test");
   const LinkModel truth = link(4e-6, 300e9, 1.0 / 80e9);
   const auto csv_path = dir.path() / "measurements.csv";
   std::ofstream(csv_path) << synthetic_csv(truth);
@@ -198,7 +175,7 @@ TEST(RunCalibration, RecoversParametersFromOurCsvAndWritesFiles) {
 TEST(RunCalibration, ReadsWhatCollsimCudaWrites) {
   // The producer's own writer (cuda_validate) and this reader must agree on the schema.
   namespace cv = cuda_validate;
-  TempDir dir;
+  TempDir dir("collsim_calibrate_test");
   const LinkModel truth = link(5e-6, 250e9);
   std::string csv = std::string(cv::kMeasurementCsvHeader) + "\n";
   const auto add = [&](const std::string& algorithm, std::uint32_t n, std::uint64_t size, double delay, std::int64_t straggler,
@@ -242,7 +219,7 @@ TEST(RunCalibration, MicroBenchmarksPredictCollectives) {
   // collsim-cuda's micro-benchmark file: p2p (one message), ReduceScatter among n-1 through NCCL,
   // the local reduction kernel; plus native NCCL AllReduce rows. Fit the link on p2p alone and
   // predict the collectives through the ring schedule.
-  TempDir dir;
+  TempDir dir("collsim_calibrate_test");
   const LinkModel truth = link(3e-6, 400e9);
   std::string csv = "algorithm,n,size_bytes,delay_s,straggler,iteration,time_s,algbw_GBps,busbw_GBps,device,driver_version,nccl_version\n";
   for (double s = 1024; s <= 1024.0 * 1024 * 1024; s *= 8) {
@@ -281,7 +258,7 @@ TEST(RunCalibration, MicroBenchmarksPredictCollectives) {
 
 TEST(RunCalibration, GammaIsIdentifiedWhenCollectivesDiffer) {
   // reduce_scatter and all_gather logs synthesised from known parameters: the difference is gamma.
-  TempDir dir;
+  TempDir dir("collsim_calibrate_test");
   const LinkModel truth = link(2e-6, 350e9, 1.0 / 150e9);
   const auto write_log = [&](const std::string& name, const char* perf, bool reduce) {
     std::string text = fmt::format("# Collective test starting: {}\n# nranks: 4\n", perf);
@@ -411,7 +388,7 @@ TEST(RunCalibration, BadRequests) {
                     run_calibration(f, {});
                   }),
                   "cannot read");
-  TempDir dir;
+  TempDir dir("collsim_calibrate_test");
   const auto csv = dir.path() / "m.csv";
   std::ofstream(csv) << "algorithm,n,size_bytes,time_s\nfancy,4,1024,1e-5\nring,4,2048,2e-5\n";
   const std::vector<std::filesystem::path> f{csv};

@@ -17,7 +17,8 @@
 //   arrival: {...} | [{...}, ...]                  # axis; arrival models (arrival_yaml.hpp
 //                                                  # format) with an optional `label`
 //   start: barrier | eager                         # axis (default barrier)
-//   engine: replay | closed_form | simgrid         # axis (default replay)
+//   engine: replay | closed_form | simgrid | auto  # axis (default replay); auto = replay
+//                                                  # where it models the topology, else simgrid
 //   trials: 1                                      # Monte Carlo trials per point, >= 1
 //   seed: 1                                        # 64-bit seed of every random draw
 //   pipeline_chunks: 0                             # trees: pipeline depth (0 = default)
@@ -44,6 +45,7 @@
 #include "collsim/algorithms/schedule.hpp"
 #include "collsim/models/arrival.hpp"
 #include "collsim/models/link_model.hpp"
+#include "collsim/models/topology.hpp"
 
 namespace collsim {
 
@@ -78,7 +80,10 @@ struct ExperimentSpec {
   std::shared_ptr<const ModelFile> link_model;  ///< the parsed model file (size regimes), or null
   std::vector<ArrivalChoice> arrivals;
   std::vector<StartMode> starts;
-  std::vector<std::string> engines;
+  std::vector<std::string> engines;     ///< as written ("auto" included)
+  /// The engine each (topology, engine) pair runs, [topology][engine]: engines[e] with "auto"
+  /// resolved for that topology (resolve_engine_name). Filled by validate().
+  std::vector<std::vector<std::string>> resolved_engines;
   std::uint32_t trials = 1;
   std::uint64_t seed = 1;
   std::uint32_t pipeline_chunks = 0;
@@ -94,12 +99,16 @@ struct ExperimentSpec {
 
   /// "file:line: " for a key path when known, else "" (used to prefix error messages).
   std::string where(std::string_view key_path) const;
+  /// The engine that runs engine axis value `engine` on topology axis value `topology` (the
+  /// `engine` column of the result files). Precondition: validate() ran, indices in range.
+  const std::string& engine_at(std::size_t engine, std::size_t topology) const;
 };
 
 /// The name of the baseline every speedup is relative to.
 inline constexpr std::string_view kBaselineAlgorithm = "ring";
-/// Known engine names (availability in this build is checked when a run starts).
-inline constexpr std::string_view kEngineNames[] = {"closed_form", "replay", "simgrid"};
+/// Known engine names (availability in this build is checked when a run starts); "auto" picks
+/// replay or simgrid per topology.
+inline constexpr std::string_view kEngineNames[] = {"closed_form", "replay", "simgrid", "auto"};
 
 /// Parses a spec from YAML text. `source` names it in messages; relative file paths inside
 /// (topology files, model files) are resolved against `base_dir`. Does not call validate().
@@ -115,13 +124,21 @@ ExperimentSpec load_spec(const std::filesystem::path& file);
 
 /// Checks the parsed spec and fills defaults: known algorithm names (and support of every n
 /// unless skip_unsupported), n >= 2, sizes > 0, known engine names, loadable topologies that fit
-/// every n, arrival models valid for every n, trials >= 1, no value listed twice in an axis;
-/// appends ring as the baseline when missing. Throws ConfigError naming key, value and line.
+/// every n, arrival models valid for every n, trials >= 1, no value listed twice in an axis (nor
+/// an engine twice on one topology once "auto" is resolved); resolves the engine of every
+/// topology (resolved_engines) and appends ring as the baseline when missing. Throws
+/// ConfigError naming key, value and line.
 void validate(ExperimentSpec& spec);
 
 /// The link parameters for buffers of `size_bytes`: spec.link, or the model file's regime for
 /// that size when the file has size regimes.
 LinkModel link_at(const ExperimentSpec& spec, double size_bytes);
+
+/// Topology `index` of the spec for n ranks and buffers of `size_bytes`: resolve_topology with
+/// link_at, then, when the spec has a model file, apply_model (every link class set from the
+/// model). Throws ConfigError as resolve_topology and apply_model do (a model whose link
+/// classes do not match the topology's).
+Topology topology_at(const ExperimentSpec& spec, std::size_t index, Rank n, double size_bytes);
 
 /// The arrival model of `choice` for n ranks (builds the rank n-1 straggler of the shorthand).
 ArrivalSpec arrival_for(const ArrivalChoice& choice, Rank n);

@@ -7,7 +7,8 @@
 // This file knows nothing about schedules; it fits (alpha, beta, gamma) to (coefficients, time)
 // pairs by weighted least squares on the RELATIVE error (weights 1/t, so that 8-byte rows are
 // not drowned by 16-GiB rows) with the parameters constrained to be non-negative (exact NNLS
-// by enumerating the active sets of the at most three unknowns).
+// by enumerating the active sets of the few unknowns). On topologies with several link classes
+// (fit_link_classes) the same fit has one (alpha, beta) per class plus one gamma.
 //
 // The protocol-aware variant mirrors NCCL's tuner: K regimes (LL / LL128 / Simple), each with
 // its own parameters, each fitted on a contiguous range of sizes, and a prediction is the
@@ -34,6 +35,18 @@ struct CostCoefficients {
 
 /// latency*alpha + bytes/bandwidth + reduce_bytes*gamma, seconds.
 double linear_time_s(const CostCoefficients& coefficients, const LinkModel& link);
+
+/// Critical-path counts per link class (see topology.hpp: LinkClass), for topologies whose links
+/// do not all share one (alpha, beta): t = sum_k latency[k] * alpha_k + bytes[k] * beta_k
+/// + reduce_bytes * gamma. Both vectors have one entry per class.
+struct ClassCostCoefficients {
+  std::vector<double> latency;  ///< per class: alpha_k multiples on the critical path
+  std::vector<double> bytes;    ///< per class: bytes serialised at the class's bandwidth
+  double reduce_bytes = 0;      ///< bytes reduced on the critical path (multiplies gamma)
+
+  /// The counts summed over classes: the single-class view (exact when there is one class).
+  CostCoefficients total() const;
+};
 
 /// One measurement for the fit.
 struct FitRow {
@@ -81,6 +94,51 @@ std::uint32_t best_regime(const CostCoefficients& coefficients, std::span<const 
 
 /// Error statistics of signed relative errors; all zero for an empty span.
 ErrorStats error_stats(std::span<const double> rel_errors);
+
+/// One measurement for the per-class fit.
+struct ClassFitRow {
+  ClassCostCoefficients coefficients;
+  double measured_s = 0;   ///< measured time, seconds (> 0)
+  double size_bytes = 0;   ///< collective size (> 0)
+};
+
+/// The fitted parameters of one link class.
+struct LinkClassFit {
+  std::string name;
+  /// True when the data determine both alpha and beta of this class: some fitted row's critical
+  /// path crosses it, and its beta is positive. False: `link` holds no fitted value (0, 0).
+  bool identified = false;
+  LinkModel link;          ///< alpha and bandwidth of the class; gamma is the shared gamma
+  std::size_t rows = 0;    ///< fitted rows whose critical path uses the class
+};
+
+struct ClassFitResult {
+  std::vector<LinkClassFit> classes;   ///< one per class name, in the given order
+  double gamma_s_per_byte = 0;
+  bool gamma_fitted = false;           ///< false: gamma was fixed at 0 (not identifiable or disabled)
+  std::vector<double> predicted_s;     ///< per input row
+  std::vector<double> rel_error;       ///< per input row, (predicted - measured) / measured
+  ErrorStats stats;
+  std::vector<std::string> notes;      ///< e.g. which classes the data do not identify, and why
+};
+
+/// sum_k latency[k] * alpha_k + bytes[k] / bandwidth_k + reduce_bytes * gamma, seconds. Classes
+/// that are not identified must have zero coefficients (InternalError otherwise, via assert).
+double linear_time_s(const ClassCostCoefficients& coefficients, const ClassFitResult& fit);
+
+/// Most link classes fit_link_classes() accepts (2 unknowns each, exact NNLS over subsets).
+inline constexpr std::size_t kMaxLinkClasses = 4;
+
+/// Fits (alpha_k, beta_k) for every class the data identify, plus gamma, by the non-negative
+/// weighted least squares on relative error of fit_link_model() (one regime). A class that no
+/// fitted row's critical path crosses is reported as not identified (no made-up value), with a
+/// note. Throws ConfigError when: class_names is empty, longer than kMaxLinkClasses or a row's
+/// vectors do not have one entry per class; a row has a non-positive or non-finite time or size
+/// or negative coefficients; the rows have fewer than 2 distinct sizes; the classes' columns are
+/// linearly dependent (the data cannot separate them, e.g. every row crosses two classes in the
+/// same proportion); or no class gets a positive beta.
+ClassFitResult fit_link_classes(std::span<const ClassFitRow> rows, std::span<const std::string> class_names,
+                                bool fit_gamma);
 
 /// Fits the link model. Throws ConfigError when: options.regimes is not 1..3; a row has a
 /// non-positive or non-finite time or size or negative coefficients; the rows have fewer

@@ -4,15 +4,23 @@
 //   format: collsim-link-model
 //   version: 1
 //   name: h100_nvswitch
-//   link: {latency_s: 6.2e-06, bandwidth_Bps: 3.6e+11, gamma_s_per_byte: 0}   # required
+//   link: {latency_s: 6.2e-06, bandwidth_Bps: 3.6e+11, gamma_s_per_byte: 0}   # single-class model
+//   # or, for a model fitted on a topology with several link classes (see topology.hpp), instead of link:
+//   link_classes:                   # one entry per class the data identified
+//     nvlink: {latency_s: 3.1e-06, bandwidth_Bps: 3.6e+11}
+//     network: {latency_s: 9.8e-06, bandwidth_Bps: 4.6e+10}
+//   gamma_s_per_byte: 0             # shared by every class (only with link_classes)
+//   unidentified_classes: ["network"]  # classes of the calibration topology the data did not identify
 //   regimes:                        # optional: protocol-aware model, time = min over regimes
 //     - {min_size_bytes: 8, max_size_bytes: 1048576, latency_s: ..., bandwidth_Bps: ..., gamma_s_per_byte: ...}
-//   provenance: {tool, command, algorithm, method, time_column, fit_on: [...], sources: [{file, format, collective, n, rows, fnv1a64}]}
+//   provenance: {tool, command, algorithm, topology (optional), method, time_column, fit_on: [...], sources: [{file, format, collective, n, rows, fnv1a64}]}
 //   fit: {median_abs_rel_error, max_abs_rel_error, rows: [{source, collective, algorithm, n, size_bytes,
 //         measured_s, predicted_s, rel_error, role, regime}]}
 //
-// Only format, version and link are required, so a hand-written what-if model is three lines.
-// Link values accept human units too ("3us", "450GBps"); unknown keys are rejected.
+// Only format, version and link (or link_classes) are required, so a hand-written what-if model
+// is three lines. Link values accept human units too ("3us", "450GBps"); unknown keys are rejected.
+// A single-class model (`link`) describes the class "nvlink", the one class of nvswitch, full_mesh
+// and dgx1 topologies.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +32,7 @@
 
 #include "collsim/models/calibration.hpp"
 #include "collsim/models/link_model.hpp"
+#include "collsim/models/topology.hpp"
 
 namespace collsim {
 
@@ -55,15 +64,31 @@ struct ModelProvenance {
   std::string tool;
   std::string command;       ///< the command line that produced the file (may be empty)
   std::string algorithm;     ///< schedule the fit went through, e.g. "ring"
+  std::string topology;      ///< calibrate --topology when not the default nvswitch ("" otherwise)
   std::string method;
   std::string time_column;   ///< which nccl-tests time was fitted: min, out_of_place, in_place
   std::vector<std::string> fit_on;  ///< collectives whose rows were fitted
   std::vector<ModelSource> sources;
 };
 
+/// The fitted parameters of one link class of a multi-class model.
+struct ModelLinkClass {
+  std::string name;          ///< e.g. "nvlink", "network"
+  double latency_s = 0;      ///< alpha of the class, seconds (>= 0)
+  double bandwidth_Bps = 0;  ///< 1/beta of the class, bytes per second (> 0)
+  std::size_t line = 0;      ///< 1-based line of the entry in the file it was read from (0: not read)
+};
+
 struct ModelFile {
   std::string name;
-  LinkModel link;                      ///< the single-regime fit; what engines use by default
+  /// The single-regime fit; what engines use by default. For a multi-class model: the first
+  /// class's alpha and bandwidth and the shared gamma (never written; link_classes is).
+  LinkModel link;
+  /// Per-class parameters (multi-class model); empty for a single-class model, which has `link`.
+  std::vector<ModelLinkClass> link_classes;
+  /// Classes of the calibration topology that the data did not identify (multi-class models).
+  std::vector<std::string> unidentified_classes;
+  std::string source;                  ///< file it was read from (for messages); "" when built in memory
   std::vector<FittedRegime> regimes;   ///< protocol-aware regimes, ascending sizes; may be empty
   ModelProvenance provenance;
   double median_abs_rel_error = 0;     ///< over the fitted rows, of the regime model if any
@@ -86,8 +111,21 @@ void write_model_file(const ModelFile& model, const std::filesystem::path& path)
 /// Parses a model file. `source` names it in messages. Throws ConfigError naming the source, the
 /// 1-based line and the key path for: YAML syntax errors, unknown keys, missing required keys,
 /// a wrong format or version, non-numeric or out-of-range values (latency < 0, bandwidth <= 0,
-/// gamma < 0, regimes not ascending or overlapping).
+/// gamma < 0, regimes not ascending or overlapping), both or neither of link and link_classes,
+/// gamma_s_per_byte or unidentified_classes without link_classes, regimes with link_classes, or
+/// a class both fitted and listed as unidentified.
 ModelFile parse_model_file(std::string_view yaml_text, std::string_view source);
+
+/// Sets `topology`'s link classes from `model` for a collective of `size_bytes`: a single-class
+/// model's link_for_size(size_bytes) is the class "nvlink"; a multi-class model gives each class
+/// by name. gamma (topology.link.gamma_s_per_byte) comes from the model too.
+/// The classes must match: throws ConfigError naming the model file, key and line for a model
+/// class the topology does not have, and naming the model and topology for a topology class the
+/// model has no parameters for (no fallback to `link` or to the topology's own values: a model
+/// fitted on one node must not silently run a cluster with a guessed network; the message says
+/// when the class was listed as unidentified by the calibration). Regimes apply only to
+/// single-class models.
+void apply_model(const ModelFile& model, double size_bytes, Topology& topology);
 
 /// Reads a model file; `name` defaults to the file stem. Throws ConfigError when unreadable and
 /// as parse_model_file.

@@ -21,6 +21,10 @@
 //                Links: [0, n) NVLink up, [n, 2n) NVLink down, [2n, 3n) NIC up, [3n, 4n) NIC
 //                down, then one leaf up and one leaf down link per leaf.
 //                Routes are computed on demand, never stored for all pairs.
+//
+// Link classes (what calibration fits one alpha and beta for, and a model file sets): nvswitch,
+// full_mesh and dgx1 have one class, "nvlink"; cluster has "nvlink" (the NVLink up/down links) and
+// "network" (NIC up/down links and the spine bundles).
 #pragma once
 
 #include <cstdint>
@@ -39,11 +43,32 @@ enum class TopologyKind { NvSwitch, FullMesh, Dgx1, Cluster };
 const char* topology_kind_name(TopologyKind kind);
 
 /// One directed link (a full-duplex cable is two of them).
+///
+/// Every link belongs to a link class (see LinkClass) and its numbers are fixed multiples of the
+/// class's: latency_s = latency_share * class alpha, bandwidth_Bps = bandwidth_multiple * class
+/// bandwidth. That is what lets a calibration fit one (alpha, beta) per class and lets a fitted
+/// model set every link of a class at once (Topology::set_link_class). The defaults (class 0,
+/// share 1, multiple 1) describe a link that is exactly its class's message cost.
 struct LinkSpec {
   std::string name;      ///< for traces and SimGrid ("gpu3_up", "leaf2_up", ...)
   double bandwidth_Bps = 0;
   double latency_s = 0;
+  std::uint32_t link_class = 0;    ///< index into Topology::link_classes
+  double latency_share = 1.0;      ///< latency_s / class alpha (1/2 for an up or down half, 0 for the spine)
+  double bandwidth_multiple = 1.0; ///< bandwidth_Bps / class bandwidth (NVLink count, leaf aggregation)
 };
+
+/// A named group of links sharing one (alpha, beta): "nvlink" for nvswitch, full_mesh and dgx1;
+/// "nvlink" (intra-node) and "network" (inter-node NIC path and spine) for cluster.
+struct LinkClass {
+  std::string name;
+  double latency_s = 0;      ///< alpha of the class: end-to-end message latency (dgx1: per hop)
+  double bandwidth_Bps = 0;  ///< bandwidth of the class (per GPU port; dgx1: per NVLink)
+};
+
+/// Names of the link classes every factory uses.
+inline constexpr const char* kNvlinkClass = "nvlink";
+inline constexpr const char* kNetworkClass = "network";
 
 /// Parameters of the `cluster` kind.
 struct ClusterSpec {
@@ -67,6 +92,10 @@ struct Topology {
   LinkModel link;
   ClusterSpec cluster;              ///< only for kind == Cluster
   std::vector<LinkSpec> links;      ///< every directed link
+  /// The link classes, indexed by LinkSpec::link_class; factories always fill it (one class for
+  /// nvswitch, full_mesh and dgx1, two for cluster). Empty only for a hand-built topology, which
+  /// then behaves as one class.
+  std::vector<LinkClass> link_classes;
   /// NVLink count per GPU pair (symmetric, 8 x 8 for kind == Dgx1; empty otherwise).
   std::vector<std::vector<std::uint32_t>> nvlink_count;
   /// Explicit routes for kinds whose routes are not a formula (dgx1): entry src * g + dst with
@@ -100,9 +129,19 @@ struct Topology {
   /// Number of leaf switches (kind == Cluster; 0 for the other kinds).
   std::uint32_t num_leaves() const;
 
+  /// Index of the link class called `name`, or nullopt.
+  std::optional<std::uint32_t> find_link_class(std::string_view name) const;
+  /// Sets the alpha and bandwidth of link class `index` and rescales every link of that class
+  /// (latency_share * latency_s, bandwidth_multiple * bandwidth_Bps); keeps `link` and `cluster`
+  /// in step (nvswitch/full_mesh/dgx1: link = the class; cluster: nvlink_* or the network fields,
+  /// and link for "network"). gamma is not a class parameter: set link.gamma_s_per_byte.
+  /// Throws ConfigError for an index outside link_classes, latency < 0 or bandwidth <= 0 (either
+  /// not finite).
+  void set_link_class(std::uint32_t index, double latency_s, double bandwidth_Bps);
+
   /// Throws ConfigError if the topology is not consistent (n == 0, link table of the wrong
-  /// size, non-positive bandwidth, negative latency). Factories return checked topologies;
-  /// engines call this on what they are given.
+  /// size, non-positive bandwidth, negative latency, a link class outside link_classes).
+  /// Factories return checked topologies; engines call this on what they are given.
   void check() const;
 };
 

@@ -6,6 +6,11 @@
 // in `fit_on` are fitted; the others are predicted with the fitted parameters through their own
 // schedules (e.g. fit reduce_scatter on 4 ranks, predict all_reduce on 8), which is the test
 // of the model: a curve fitted per collective could not do that.
+//
+// On a topology with several link classes (e.g. a cluster: "nvlink" inside a node, "network"
+// between nodes) the coefficients are per class and the fit is fit_link_classes(): one (alpha,
+// beta) per class the fitted rows cross, plus gamma. A class no fitted row crosses is reported as
+// not identified and gets no parameters.
 #pragma once
 
 #include <cstddef>
@@ -35,6 +40,11 @@ LogTime parse_log_time(std::string_view name);
 
 struct CalibrationOptions {
   std::string algorithm = "ring";     ///< schedule explaining nccl-tests logs and native NCCL rows of a CSV
+  /// Topology the schedules run on (resolve_topology: nvswitch, full_mesh, a configs/topologies
+  /// name or a YAML file), built for each measured n. Its link classes are what is fitted: one
+  /// (alpha, beta) per class the data identify; its own link values are only the starting point
+  /// of the critical-path search (and stay in place for classes the data do not identify).
+  std::string topology = "nvswitch";
   std::uint32_t regimes = 1;          ///< 1..3; > 1 adds the protocol-aware model (min over regimes)
   bool fit_gamma = true;              ///< fit gamma when the data identify it
   LogTime time = LogTime::Min;
@@ -74,7 +84,8 @@ struct CalibrationPoint {
   std::uint32_t n = 0;
   double size_bytes = 0;         ///< nccl-tests size column / CSV size_bytes
   double measured_s = 0;         ///< nccl-tests: per LogTime; CSV: median over iterations
-  CostCoefficients coefficients;
+  CostCoefficients coefficients;  ///< summed over link classes (the single-class view)
+  ClassCostCoefficients class_coefficients;  ///< per link class of the topology
   bool fitted = false;           ///< true: used by the fit; false: cross-predicted
   double predicted_s = 0;        ///< primary model (regimes if > 1, else the single fit)
   double rel_error = 0;          ///< (predicted - measured) / measured
@@ -103,7 +114,10 @@ struct SourceErrors {
 struct CalibrationReport {
   CalibrationOptions options;
   std::vector<CalibrationInput> inputs;
-  FitResult single;                    ///< the K = 1 fit (ModelFile::link)
+  std::vector<std::string> link_classes;  ///< link class names of options.topology
+  FitResult single;                    ///< the K = 1 fit (ModelFile::link); empty when class_fit is set
+  /// The per-class fit, for a topology with several link classes (regimes are then not fitted).
+  std::optional<ClassFitResult> class_fit;
   std::optional<FitResult> regime_fit; ///< the K > 1 fit when options.regimes > 1
   std::vector<CalibrationPoint> points;
   ErrorStats fit_stats;                ///< primary model over the fitted points
@@ -126,8 +140,10 @@ std::span<const SizeRange> size_ranges();
 /// nccl-tests log), fits, cross-predicts, and writes the model YAML and the CSV atomically when
 /// asked. Throws ConfigError for unreadable or malformed inputs (file and line named), no file,
 /// options out of range (regimes, an algorithm that is not registered), fit_on and predict
-/// overlapping or matching no input, or a fit that is not determined; ScheduleError when the
-/// algorithm cannot explain an input (unsupported n, no such phase).
+/// overlapping or matching no input, or a fit that is not determined; an unknown or unusable
+/// topology, regimes > 1 on a topology with several link classes, or a cross-predicted row
+/// whose critical path crosses a link class the fitted rows do not identify; ScheduleError when
+/// the algorithm cannot explain an input (unsupported n, no such phase).
 CalibrationReport run_calibration(std::span<const std::filesystem::path> files, const CalibrationOptions& options);
 
 /// The measured-vs-predicted table as CSV, columns:

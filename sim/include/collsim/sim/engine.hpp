@@ -53,7 +53,20 @@ class Engine {
 };
 
 /// "closed_form" | "replay" | "simgrid". Throws ConfigError for an unknown name (listing the
-/// known ones) or an engine not built into this binary.
+/// known ones) or an engine not built into this binary. "auto" is not an engine: pass it
+/// through resolve_engine_name() first.
 std::unique_ptr<Engine> make_engine(std::string_view name);
+
+/// The engine name that means "replay where it models the topology, simgrid otherwise".
+inline constexpr std::string_view kAutoEngine = "auto";
+
+/// True when the replay engine models `topology` (Topology::non_blocking(): not an
+/// oversubscribed cluster). Never throws.
+bool replay_supports(const Topology& topology);
+
+/// The engine that runs on `topology` when `name` is chosen: for kAutoEngine, "replay" when
+/// replay_supports(topology) and "simgrid" otherwise; any other name unchanged (not checked).
+/// Never throws.
+std::string_view resolve_engine_name(std::string_view name, const Topology& topology);
 
 }  // namespace collsim

@@ -19,6 +19,7 @@
 #include "collsim/models/calibration.hpp"
 #include "collsim/models/link_model.hpp"
 #include "collsim/models/nccl_log.hpp"
+#include "collsim/models/topology.hpp"
 
 namespace collsim {
 
@@ -42,5 +43,21 @@ Schedule collective_schedule(Collective collective, Rank n, std::string_view alg
 /// for equal transfers that start together (fair sharing of the port) and otherwise an upper bound.
 /// Throws ConfigError for a negative or non-finite size.
 CostCoefficients schedule_cost_coefficients(const Schedule& schedule, double size_bytes, const LinkModel& at);
+
+/// Per-link-class counts of `schedule` on `topology`, whose current link parameters (and
+/// link.gamma_s_per_byte) are the evaluation point; one entry per topology.link_classes (one
+/// class when that is empty). A transfer is charged as the replay engine times it: its route's
+/// latency (the sum of its links' latencies) and its bytes at its route's bottleneck. So the
+/// latency counts of class k add up the latency shares of the route's class-k links (1 for an
+/// nvswitch or cluster up+down pair, 2 for a forwarded dgx1 pair, 0 for spine links), and the
+/// bytes go wholly to the class of the bottleneck link, divided by that link's bandwidth
+/// multiple. Port sharing is approximated as in the overload above, per link: a link carrying
+/// several transfers of one round charges each of them the link's total bytes of the round
+/// (links that can never bind count only the transfer's own bytes, as the engine skips them).
+/// On a single-class topology built from `at` (make_nvswitch) the total() of the result is
+/// exactly the overload above's. Throws ConfigError for a negative or non-finite size, a
+/// topology with fewer GPUs than the schedule's ranks, or a schedule with a route that does not
+/// exist (src == dst).
+ClassCostCoefficients schedule_cost_coefficients(const Schedule& schedule, double size_bytes, const Topology& topology);
 
 }  // namespace collsim

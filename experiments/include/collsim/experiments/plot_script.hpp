@@ -1,0 +1,23 @@
+// Running the Python plot scripts of plots/ from the CLI (`collsim run`, `collsim calibrate`).
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace collsim {
+
+/// The interpreter plot scripts run with: Debian's /usr/bin/python3 (which sees
+/// python3-matplotlib) when it exists, else `python3` from PATH.
+std::string plot_python();
+
+/// Runs `plot_python() SCRIPT ARGS...` and waits for it; the script's output goes straight to
+/// ours. Returns its exit status, or -1 with `error` set when it could not be started or was
+/// killed by a signal. Never throws for a failing script: a missing figure must not lose results.
+int run_plot_script(const std::string& script, std::span<const std::string> args, std::string& error);
+
+/// True when plot_python() can import `module` (e.g. "matplotlib"); its error output is
+/// discarded, so a missing module costs the caller one line of explanation, not a traceback.
+bool plot_python_has_module(std::string_view module);
+
+}  // namespace collsim

@@ -1,0 +1,28 @@
+// What a study would run, worked out without simulating anything: `collsim run --dry-run`.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "collsim/experiments/runner.hpp"
+#include "collsim/experiments/sweep.hpp"
+
+namespace collsim {
+
+struct StudyPlan {
+  std::size_t points = 0;          ///< the cartesian product of the axes
+  std::size_t active_points = 0;   ///< points that run (not skipped as unsupported)
+  std::size_t runs = 0;            ///< active points x trials (engine runs, before the no-delay references)
+  std::size_t work_units = 0;      ///< blocks of trials handed to processes (make_units)
+  std::size_t topologies = 0;      ///< distinct (topology, n, link) instances built
+  std::vector<std::string> engines;  ///< the engines the points run, resolved ("auto" never), first use first
+};
+
+/// Resolves every active point of `grid` as run_study would before simulating it: builds its
+/// topology (topology_at for its n and size), its arrival model, and the engine it runs
+/// (through `factory`, or make_engine when empty, so an engine missing from this build fails).
+/// Throws ConfigError naming the point's topology or engine when one cannot be built.
+StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory = {});
+
+}  // namespace collsim

@@ -1,0 +1,62 @@
+#include "collsim/experiments/plot_script.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+extern "C" char** environ;
+
+namespace collsim {
+namespace {
+
+// Spawns argv[0] with argv and waits; stderr goes to /dev/null when `quiet`.
+int spawn_and_wait(std::vector<std::string> args, bool quiet, std::string& error) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (quiet) posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    error = fmt::format("cannot start {}: {}", args[0], std::strerror(rc));
+    return -1;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      error = fmt::format("waiting for {} failed: {}", args[0], std::strerror(errno));
+      return -1;
+    }
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  error = "killed by a signal";
+  return -1;
+}
+
+}  // namespace
+
+std::string plot_python() {
+  return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+}
+
+int run_plot_script(const std::string& script, std::span<const std::string> args, std::string& error) {
+  std::vector<std::string> argv{plot_python(), script};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return spawn_and_wait(std::move(argv), false, error);
+}
+
+bool plot_python_has_module(std::string_view module) {
+  std::string error;
+  return spawn_and_wait({plot_python(), "-c", fmt::format("import {}", module)}, true, error) == 0;
+}
+
+}  // namespace collsim

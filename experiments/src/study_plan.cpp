@@ -1,0 +1,51 @@
+#include "collsim/experiments/study_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "collsim/models/error.hpp"
+#include "collsim/models/topology.hpp"
+
+namespace collsim {
+
+StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
+  const ExperimentSpec& spec = grid.spec();
+  StudyPlan plan;
+  plan.points = grid.num_points();
+  plan.work_units = make_units(grid).size();
+  // Topologies are keyed as the runner caches them: a model file with size regimes gives each
+  // size its own links.
+  std::set<std::tuple<std::size_t, Rank, double, double, double>> built;
+  std::set<std::pair<std::size_t, Rank>> arrivals_checked;
+  for (std::size_t i = 0; i < grid.num_points(); ++i) {
+    if (grid.skipped(i)) continue;
+    const Point p = grid.point(i);
+    const Rank n = spec.n[p.n];
+    const double size = spec.sizes_bytes[p.size];
+    ++plan.active_points;
+    plan.runs += spec.trials;
+    const LinkModel link = link_at(spec, size);
+    if (built.emplace(p.topology, n, link.latency_s, link.bandwidth_Bps, link.gamma_s_per_byte).second) {
+      try {
+        topology_at(spec, p.topology, n, size);
+      } catch (const ConfigError& e) {
+        throw ConfigError(fmt::format("{}topology '{}' with n = {}, size {} bytes: {}", spec.where("topology"),
+                                      spec.topologies[p.topology].label, n, size, e.what()));
+      }
+    }
+    if (arrivals_checked.emplace(p.arrival, n).second) arrival_for(spec.arrivals[p.arrival], n).validate(n, "arrival");
+    const std::string& engine = spec.engine_at(p.engine, p.topology);
+    if (std::find(plan.engines.begin(), plan.engines.end(), engine) == plan.engines.end()) {
+      const auto made = factory ? factory(engine) : make_engine(engine);
+      if (!made) throw ConfigError(fmt::format("{}engine '{}' is not available", spec.where("engine"), engine));
+      plan.engines.push_back(engine);
+    }
+  }
+  plan.topologies = built.size();
+  return plan;
+}
+
+}  // namespace collsim

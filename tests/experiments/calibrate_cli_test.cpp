@@ -1,0 +1,85 @@
+// `collsim calibrate` end to end: the measured-vs-predicted plot, --topology, and the per-class
+// model used by `collsim simulate`.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collsim/experiments/cli.hpp"
+#include "collsim/experiments/plot_script.hpp"
+#include "cli_test_support.hpp"
+
+namespace collsim {
+namespace {
+
+using test_support::CliRun;
+using test_support::run;
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("collsim_calibrate_cli_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+const std::string kReduceScatter4 = COLLSIM_TEST_DATA_DIR "/nccl-tests/h100-nvswitch-4gpu-reducescatter.txt";
+const std::string kAllGather4 = COLLSIM_TEST_DATA_DIR "/nccl-tests/h100-nvswitch-4gpu-allgather.txt";
+
+TEST(CalibrateCli, NoPlotWritesNoFigure) {
+  const fs::path dir = fresh_dir("noplot");
+  const auto r = run({"calibrate", kReduceScatter4, kAllGather4, "--no-gamma", "--no-plot", "--out", (dir / "m.yaml").string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir / "m_fit.csv"));
+  EXPECT_FALSE(fs::exists(dir / "m_fit.png"));
+  EXPECT_FALSE(fs::exists(dir / "m_fit.svg"));
+  fs::remove_all(dir);
+}
+
+TEST(CalibrateCli, PlotsMeasuredVsPredictedNextToTheModel) {
+  if (!plot_python_has_module("matplotlib")) GTEST_SKIP() << plot_python() << " has no matplotlib";
+  const fs::path dir = fresh_dir("plot");
+  // The CSV goes elsewhere; the figure still lands next to the model, named after it.
+  const auto r = run({"calibrate", kReduceScatter4, kAllGather4, "--no-gamma", "--out", (dir / "box.yaml").string(),
+                      "--csv", (dir / "tables" / "fit_table.csv").string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_TRUE(fs::exists(dir / "box_fit.png")) << r.out;
+  EXPECT_GT(fs::file_size(dir / "box_fit.png"), 10000u);
+  EXPECT_GT(fs::file_size(dir / "box_fit.svg"), 10000u);
+  EXPECT_EQ(r.out.find("note: no plot"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+}
+
+TEST(CalibrateCli, TopologyOptionAndPerClassModelInSimulate) {
+  const fs::path dir = fresh_dir("topology");
+  // Single-node logs on a two-class cluster: nvlink is fitted, network is reported unidentified.
+  std::ofstream(dir / "pair.yaml") << "kind: cluster\ncluster: {gpus_per_node: 4}\n";
+  const auto r = run({"calibrate", kReduceScatter4, kAllGather4, "--no-gamma", "--no-plot", "--topology",
+                      (dir / "pair.yaml").string(), "--out", (dir / "m.yaml").string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("link classes: nvlink, network"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("network: not identified"), std::string::npos) << r.out;
+  std::ifstream in(dir / "m.yaml");
+  const std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(yaml.find("unidentified_classes: [\"network\"]"), std::string::npos) << yaml;
+  // On one node the model applies; across nodes it refuses to guess the network.
+  const auto one_node = run({"simulate", "--algo", "ring", "-n", "4", "--model", (dir / "m.yaml").string(), "--json"});
+  EXPECT_EQ(one_node.code, 0) << one_node.err;
+  const auto cluster = run({"simulate", "--algo", "ring", "-n", "8", "--topology", (dir / "pair.yaml").string(),
+                            "--model", (dir / "m.yaml").string()});
+  EXPECT_EQ(cluster.code, 2);
+  EXPECT_NE(cluster.err.find("link class 'network'"), std::string::npos) << cluster.err;
+  // The default topology is nvswitch, and a bad --topology is a one-line error.
+  const auto bad = run({"calibrate", kReduceScatter4, "--no-plot", "--topology", "no_such_fabric"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("no_such_fabric"), std::string::npos) << bad.err;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace collsim

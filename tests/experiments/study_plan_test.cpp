@@ -1,0 +1,180 @@
+// `engine: auto` (replay where it models the topology, simgrid elsewhere) and `collsim run
+// --dry-run` (plan_study).
+#include "collsim/experiments/study_plan.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "collsim/experiments/cli.hpp"
+#include "collsim/experiments/output.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/models/topology.hpp"
+
+namespace collsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+ExperimentSpec make_spec(const std::string& text) {
+  ExperimentSpec spec = parse_spec(text, "test.yaml", {});
+  validate(spec);
+  return spec;
+}
+
+// Expects a ConfigError from parse + validate whose message contains every fragment.
+void expect_error(const std::string& text, std::initializer_list<std::string> fragments) {
+  try {
+    make_spec(text);
+    ADD_FAILURE() << "no error for:\n" << text;
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    for (const auto& f : fragments) EXPECT_NE(message.find(f), std::string::npos) << "missing '" << f << "' in: " << message;
+  }
+}
+
+// Stands in for any engine: finishes 1 ms after the last arrival, and counts its runs, so the
+// tests need neither SimGrid nor its run time.
+class CountingEngine final : public Engine {
+ public:
+  CountingEngine(std::string name, std::map<std::string, int>& runs) : name_(std::move(name)), runs_(runs) {}
+  std::string_view name() const override { return name_; }
+  RunResult run(const Schedule& schedule, const RunConfig& config) override {
+    ++runs_[name_];
+    RunResult r;
+    r.engine = name_;
+    r.last_arrival_s = config.arrival_s.empty() ? 0.0 : *std::max_element(config.arrival_s.begin(), config.arrival_s.end());
+    r.finish_s.assign(schedule.n, r.last_arrival_s + 1e-3);
+    r.time_s = r.last_arrival_s + 1e-3;
+    r.time_after_last_arrival_s = 1e-3;
+    return r;
+  }
+
+ private:
+  std::string name_;
+  std::map<std::string, int>& runs_;
+};
+
+EngineFactory counting_factory(std::map<std::string, int>& runs) {
+  return [&runs](std::string_view name) { return std::make_unique<CountingEngine>(std::string(name), runs); };
+}
+
+// n = 16 uses two nodes of the clusters: large enough for a leaf layout, small enough to be fast.
+const std::string kClusterStudy =
+    "name: whatif\n"
+    "algorithms: [stragglar]\n"
+    "n: 16\n"
+    "sizes: 1MiB\n"
+    "topology: [cluster_h100_1024, cluster_h100_1024_2to1]\n"
+    "delays: [0, 1ms]\n"
+    "engine: auto\n";
+
+TEST(AutoEngine, ResolvesPerTopology) {
+  const ExperimentSpec spec = make_spec(kClusterStudy);
+  ASSERT_EQ(spec.resolved_engines.size(), 2u);
+  EXPECT_EQ(spec.engine_at(0, 0), "replay");
+  EXPECT_EQ(spec.engine_at(0, 1), "simgrid");
+  EXPECT_EQ(resolve_engine_name("closed_form", load_topology("cluster_h100_1024_2to1")), "closed_form");
+  EXPECT_FALSE(replay_supports(load_topology("cluster_h100_1024_2to1")));
+  EXPECT_TRUE(replay_supports(load_topology("cluster_h100_1024")));
+  // Explicit engines are kept as written, next to auto where they differ from it.
+  const ExperimentSpec both = make_spec(
+      "name: t\nalgorithms: [ring]\nn: 16\ntopology: [nvswitch, cluster_h100_1024_2to1]\nengine: [auto, closed_form]\n");
+  EXPECT_EQ(both.engine_at(0, 0), "replay");
+  EXPECT_EQ(both.engine_at(1, 0), "closed_form");
+  EXPECT_EQ(both.engine_at(0, 1), "simgrid");
+}
+
+TEST(AutoEngine, ResultsAndResolvedYamlNameTheEngineThatRan) {
+  const ExperimentSpec spec = make_spec(kClusterStudy);
+  const SweepGrid grid(spec);
+  std::map<std::string, int> runs;
+  RunnerOptions options;
+  options.engine_factory = counting_factory(runs);
+  const StudyResult result = run_study(grid, options);
+  const std::string csv = results_csv(grid, result);
+  EXPECT_NE(csv.find(",cluster_h100_1024,replay,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",cluster_h100_1024_2to1,simgrid,"), std::string::npos) << csv;
+  EXPECT_EQ(csv.find(",auto,"), std::string::npos) << csv;
+  // 2 algorithms (ring added) x 2 delays per engine; the delay-0 run is the no-delay reference
+  // of the 1 ms point, so nothing else runs.
+  EXPECT_EQ(runs["replay"], 4);
+  EXPECT_EQ(runs["simgrid"], 4);
+  const std::string yaml = resolved_yaml(spec);
+  EXPECT_NE(yaml.find("engine: [auto]"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("auto ran cluster_h100_1024: replay, cluster_h100_1024_2to1: simgrid"), std::string::npos) << yaml;
+  // The resolved file is a spec that runs the same study.
+  EXPECT_EQ(make_spec(yaml).resolved_engines, spec.resolved_engines);
+}
+
+TEST(AutoEngine, NoDelayReferenceIsSimulatedWhenNoPointHasDelayZero) {
+  const ExperimentSpec spec = make_spec("name: t\nalgorithms: [ring]\nn: 8\ndelays: [1ms, 2ms]\n");
+  const SweepGrid grid(spec);
+  std::map<std::string, int> runs;
+  RunnerOptions options;
+  options.engine_factory = counting_factory(runs);
+  const StudyResult result = run_study(grid, options);
+  EXPECT_EQ(runs["replay"], 3);  // two delays and one shared no-delay reference
+  EXPECT_DOUBLE_EQ(result.points[0].time_no_delay_s, 1e-3);
+}
+
+TEST(AutoEngine, BadEngineNamesAndCombinations) {
+  const std::string minimal = "name: t\nalgorithms: [ring]\nn: 16\n";
+  expect_error(minimal + "engine: [auto, warp]\n", {"engine[1]", "line 4", "'warp'", "auto"});
+  expect_error(minimal + "engine: Auto\n", {"engine", "line 4", "'Auto'", "known: closed_form, replay, simgrid, auto"});
+  // auto is replay on an NVSwitch: listing replay as well would give two identical rows.
+  expect_error(minimal + "engine: [replay, auto]\n", {"engine[1]", "line 4", "both run replay", "nvswitch"});
+  // replay cannot run an oversubscribed fabric: fail before anything runs, pointing at auto.
+  expect_error(minimal + "topology: [cluster_h100_1024, cluster_h100_1024_2to1]\nengine: replay\n",
+               {"engine", "line 5", "'replay' does not model topology 'cluster_h100_1024_2to1'", "2:1", "auto"});
+  EXPECT_THROW(make_engine("auto"), ConfigError);
+}
+
+TEST(StudyPlan, CountsPointsRunsAndEngines) {
+  const ExperimentSpec spec = make_spec(
+      "name: t\nalgorithms: [stragglar, recursive_halving_doubling]\nn: [8, 16]\nsizes: [1MiB, 1GiB]\n"
+      "topology: [nvswitch, cluster_h100_1024_2to1]\ndelays: [0, 1ms, 2ms]\nengine: auto\ntrials: 3\n");
+  const SweepGrid grid(spec);
+  std::map<std::string, int> runs;
+  const StudyPlan plan = plan_study(grid, counting_factory(runs));
+  EXPECT_EQ(plan.points, 3u * 2 * 2 * 2 * 3);  // algorithms (ring added) x n x sizes x topologies x delays
+  EXPECT_EQ(plan.active_points, plan.points);
+  EXPECT_EQ(plan.runs, plan.points * 3);
+  EXPECT_EQ(plan.work_units, plan.points);     // 3 trials fit one unit
+  EXPECT_EQ(plan.topologies, 4u);              // (topology, n); no model file, so sizes share links
+  EXPECT_EQ(plan.engines, (std::vector<std::string>{"replay", "simgrid"}));
+  EXPECT_TRUE(runs.empty()) << "a plan simulates nothing";
+  // An engine that cannot be made fails the plan.
+  const EngineFactory none = [](std::string_view) { return std::unique_ptr<Engine>(); };
+  EXPECT_THROW(plan_study(grid, none), ConfigError);
+}
+
+TEST(StudyPlan, DryRunWritesNothing) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("collsim_test_dry_run_{}", ::getpid());
+  fs::remove_all(dir);
+  const std::string spec = std::string(COLLSIM_TEST_DATA_DIR) + "/experiments/good.yaml";
+  std::ostringstream out, err;
+  EXPECT_EQ(run_cli({"run", spec, "--dry-run", "--out", dir.string()}, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("dry run"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("nothing written"), std::string::npos) << out.str();
+  EXPECT_FALSE(fs::exists(dir));
+  // A bad spec fails the dry run as it fails a run.
+  const fs::path bad = fs::temp_directory_path() / fmt::format("collsim_test_dry_run_bad_{}.yaml", ::getpid());
+  std::ofstream(bad) << "name: t\nalgorithms: [ring]\nn: 4\nengine: warp\n";
+  std::ostringstream out2, err2;
+  EXPECT_EQ(run_cli({"run", bad.string(), "--dry-run"}, out2, err2), 2);
+  EXPECT_NE(err2.str().find("'warp'"), std::string::npos) << err2.str();
+  fs::remove(bad);
+  std::ostringstream help, err3;
+  EXPECT_EQ(run_cli({"run", "--help"}, help, err3), 0);
+  EXPECT_NE(help.str().find("--dry-run"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace collsim
