@@ -24,6 +24,7 @@
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/sim/replay_engine.hpp"
+#include "bench_support.hpp"
 
 namespace {
 
@@ -115,21 +116,7 @@ Measurement measure_isolated(const std::string& algorithm, collsim::Rank n, bool
   return m;
 }
 
-// Least-squares slope of log(y) against log(x).
-double growth_exponent(const std::vector<double>& x, const std::vector<double>& y) {
-  const std::size_t k = x.size();
-  if (k < 2) return NAN;
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (std::size_t i = 0; i < k; ++i) {
-    const double lx = std::log(x[i]);
-    const double ly = std::log(y[i]);
-    sx += lx;
-    sy += ly;
-    sxx += lx * lx;
-    sxy += lx * ly;
-  }
-  return (k * sxy - sx * sy) / (k * sxx - sx * sx);
-}
+using collsim::bench::growth_exponent;
 
 }  // namespace
 

@@ -21,6 +21,7 @@
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/sim/replay_engine.hpp"
 #include "collsim/sim/simgrid_engine.hpp"
+#include "bench_support.hpp"
 
 namespace {
 
@@ -40,21 +41,7 @@ ChildUsage children_usage() {
   return ChildUsage{seconds(usage.ru_utime) + seconds(usage.ru_stime), static_cast<double>(usage.ru_maxrss) / 1024.0};
 }
 
-// Least-squares slope of log(y) against log(x).
-double growth_exponent(const std::vector<double>& x, const std::vector<double>& y) {
-  const std::size_t k = x.size();
-  if (k < 2) return NAN;
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (std::size_t i = 0; i < k; ++i) {
-    const double lx = std::log(x[i]);
-    const double ly = std::log(y[i]);
-    sx += lx;
-    sy += ly;
-    sxx += lx * lx;
-    sxy += lx * ly;
-  }
-  return (static_cast<double>(k) * sxy - sx * sy) / (static_cast<double>(k) * sxx - sx * sx);
-}
+using collsim::bench::growth_exponent;
 
 }  // namespace
 

@@ -9,10 +9,11 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "collsim/models/error.hpp"
 
-namespace collsim::test_support {
+namespace collsim::test {
 
 /// A fresh directory under the system temp dir, removed with everything in it at scope exit.
 /// The name carries the pid and a counter, so parallel test processes never share one.
@@ -48,4 +49,16 @@ inline void expect_contains(const std::string& text, const std::string& part) {
   EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
 }
 
-}  // namespace collsim::test_support
+/// fn must throw collsim::ConfigError whose message contains every one of `needles`.
+template <typename Fn>
+void expect_config_error(Fn&& fn, const std::vector<std::string>& needles) {
+  try {
+    fn();
+    ADD_FAILURE() << "no ConfigError thrown";
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    for (const auto& needle : needles) expect_contains(message, needle);
+  }
+}
+
+}  // namespace collsim::test

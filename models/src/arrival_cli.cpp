@@ -9,15 +9,12 @@
 #include "collsim/models/error.hpp"
 #include "collsim/models/units.hpp"
 #include "distribution_params.hpp"
+#include "text.hpp"
 
 namespace collsim {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using text::trim;
 
 std::vector<std::string_view> split(std::string_view text, char separator) {
   std::vector<std::string_view> parts;

@@ -15,15 +15,12 @@
 #include "collsim/models/distribution.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/units.hpp"
+#include "text.hpp"
 
 namespace collsim {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using text::trim;
 
 std::vector<std::string_view> split_fields(std::string_view line) {
   std::vector<std::string_view> fields;

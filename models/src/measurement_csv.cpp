@@ -11,15 +11,12 @@
 
 #include "collsim/models/error.hpp"
 #include "collsim/models/nccl_log.hpp"
+#include "text.hpp"
 
 namespace collsim {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using text::trim;
 
 // Splits one CSV record. Quoted fields may hold commas; "" inside quotes is a quote. Returns
 // nullopt for an unterminated quote.

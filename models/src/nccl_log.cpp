@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "collsim/models/error.hpp"
+#include "text.hpp"
 
 namespace collsim {
 namespace {
@@ -26,11 +27,7 @@ constexpr std::array<CollectiveName, 4> kCollectives{{{"all_reduce", Collective:
                                                       {"all_gather", Collective::AllGather},
                                                       {"sendrecv", Collective::SendRecv}}};
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using text::trim;
 
 std::vector<std::string_view> split_ws(std::string_view s) {
   std::vector<std::string_view> tokens;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "collsim/models/error.hpp"
+#include "text.hpp"
 
 namespace collsim {
 namespace {
@@ -18,11 +19,7 @@ struct Suffix {
   double factor;
 };
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using text::trim;
 
 // Splits "12.5 GiB" into the number and the suffix and looks the suffix up in `table`.
 // The empty suffix means the SI base unit.

@@ -16,8 +16,8 @@
 namespace collsim {
 namespace {
 
-using test_support::CliRun;
-using test_support::run;
+using test::CliRun;
+using test::run;
 
 namespace fs = std::filesystem;
 

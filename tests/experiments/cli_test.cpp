@@ -10,8 +10,8 @@
 namespace collsim {
 namespace {
 
-using test_support::CliRun;
-using test_support::run;
+using test::CliRun;
+using test::run;
 
 TEST(Cli, HelpForEveryCommand) {
   for (const char* cmd : {"schedule", "verify", "simulate", "calibrate", "run", "advise"}) {

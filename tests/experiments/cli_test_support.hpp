@@ -8,7 +8,7 @@
 
 #include "collsim/experiments/cli.hpp"
 
-namespace collsim::test_support {
+namespace collsim::test {
 
 struct CliRun {
   int code;
@@ -21,4 +21,4 @@ inline CliRun run(std::vector<std::string> args) {
   return {code, out.str(), err.str()};
 }
 
-}  // namespace collsim::test_support
+}  // namespace collsim::test

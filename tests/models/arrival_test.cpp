@@ -8,22 +8,12 @@
 #include <vector>
 
 #include "collsim/models/error.hpp"
+#include "test_support.hpp"
 
 namespace collsim {
 namespace {
 
-template <typename F>
-void expect_config_error(F&& f, const std::vector<std::string>& needles) {
-  try {
-    f();
-    ADD_FAILURE() << "no ConfigError thrown";
-  } catch (const ConfigError& e) {
-    const std::string message = e.what();
-    for (const auto& needle : needles) {
-      EXPECT_NE(message.find(needle), std::string::npos) << "'" << needle << "' missing from: " << message;
-    }
-  }
-}
+using test::expect_config_error;
 
 ArrivalSpec stragglers(std::vector<StragglerSpec> list, double persistence = 1.0,
                        PersistenceMode mode = PersistenceMode::Markov) {

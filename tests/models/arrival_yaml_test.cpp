@@ -9,24 +9,14 @@
 
 #include "collsim/models/arrival_cli.hpp"
 #include "collsim/models/error.hpp"
+#include "test_support.hpp"
 
 namespace collsim {
 namespace {
 
-const std::filesystem::path kDelays = std::filesystem::path(COLLSIM_TEST_DATA_DIR) / "delays";
+using test::expect_config_error;
 
-template <typename F>
-void expect_config_error(F&& f, const std::vector<std::string>& needles) {
-  try {
-    f();
-    ADD_FAILURE() << "no ConfigError thrown";
-  } catch (const ConfigError& e) {
-    const std::string message = e.what();
-    for (const auto& needle : needles) {
-      EXPECT_NE(message.find(needle), std::string::npos) << "'" << needle << "' missing from: " << message;
-    }
-  }
-}
+const std::filesystem::path kDelays = std::filesystem::path(COLLSIM_TEST_DATA_DIR) / "delays";
 
 // Parses the `arrival:` key of a YAML document.
 ArrivalSpec parse(const std::string& yaml, std::optional<std::uint32_t> n = std::nullopt) {

@@ -10,27 +10,17 @@
 
 #include "collsim/models/error.hpp"
 #include "collsim/models/random.hpp"
+#include "test_support.hpp"
 
 namespace collsim {
 namespace {
+
+using test::expect_config_error;
 
 constexpr int kSamples = 200000;
 const std::string kDelays = std::string(COLLSIM_TEST_DATA_DIR) + "/delays/";
 
 // Expects a ConfigError whose message contains every string in `needles`.
-template <typename F>
-void expect_config_error(F&& f, const std::vector<std::string>& needles) {
-  try {
-    f();
-    ADD_FAILURE() << "no ConfigError thrown";
-  } catch (const ConfigError& e) {
-    const std::string message = e.what();
-    for (const auto& needle : needles) {
-      EXPECT_NE(message.find(needle), std::string::npos) << "'" << needle << "' missing from: " << message;
-    }
-  }
-}
-
 TEST(Random, EngineIsTheStandardMt19937_64) {
   // The C++ standard fixes this value, so our whole reproducibility story rests on it.
   Rng rng;

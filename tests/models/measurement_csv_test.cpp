@@ -10,7 +10,7 @@
 namespace collsim {
 namespace {
 
-using test_support::expect_contains;
+using test::expect_contains;
 
 constexpr const char* kHeader =
     "algorithm,n,size_bytes,delay_s,straggler,iteration,time_s,algbw_GBps,busbw_GBps,device,driver_version,nccl_version\n";

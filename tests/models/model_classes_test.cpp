@@ -15,8 +15,8 @@
 namespace collsim {
 namespace {
 
-using test_support::error_of;
-using test_support::expect_contains;
+using test::error_of;
+using test::expect_contains;
 
 const std::string kHeader = "format: collsim-link-model\nversion: 1\n";
 

@@ -14,7 +14,7 @@
 namespace collsim {
 namespace {
 
-using test_support::expect_contains;
+using test::expect_contains;
 
 ModelFile sample() {
   ModelFile m;

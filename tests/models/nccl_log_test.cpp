@@ -11,7 +11,7 @@
 namespace collsim {
 namespace {
 
-using test_support::expect_contains;
+using test::expect_contains;
 
 std::filesystem::path data(const std::string& name) {
   return std::filesystem::path(COLLSIM_TEST_DATA_DIR) / "nccl-tests" / name;

@@ -24,9 +24,9 @@
 namespace collsim {
 namespace {
 
-using test_support::TempDir;
-using test_support::error_of;
-using test_support::expect_contains;
+using test::TempDir;
+using test::error_of;
+using test::expect_contains;
 
 // The ground truth: 2 nodes x 4 GPUs, NVLink fast, network slow, a visible reduction cost.
 constexpr double kAlphaNvl = 3e-6;

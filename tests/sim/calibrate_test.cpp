@@ -21,9 +21,9 @@
 namespace collsim {
 namespace {
 
-using test_support::TempDir;
-using test_support::error_of;
-using test_support::expect_contains;
+using test::TempDir;
+using test::error_of;
+using test::expect_contains;
 
 std::filesystem::path log_path(const std::string& name) {
   return std::filesystem::path(COLLSIM_TEST_DATA_DIR) / "nccl-tests" / name;

@@ -8,20 +8,14 @@
 #include "collsim/models/error.hpp"
 #include "collsim/sim/closed_form_engine.hpp"
 #include "collsim/sim/replay_engine.hpp"
+#include "sim_test_support.hpp"
 
 namespace collsim {
 namespace {
 
 const LinkModel kLink{3e-6, 450.0 * 1024 * 1024 * 1024, 0.0};
 
-RunConfig config(const Topology& topo, double size, StartMode start, std::vector<double> arrival = {}) {
-  RunConfig c;
-  c.size_bytes = size;
-  c.topology = topo;
-  c.start = start;
-  c.arrival_s = std::move(arrival);
-  return c;
-}
+using test::config;
 
 std::string config_error(const Schedule& s, const RunConfig& c) {
   try {
