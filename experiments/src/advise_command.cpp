@@ -108,7 +108,7 @@ int advise_command(const Args& args, std::ostream& out) {
       .option("arrival", "", "YAML", "arrival model as inline YAML, e.g. '{model: stragglers, rank: 7, delay: 5ms}'")
       .option("spec", "", "FILE", "take the arrival model, link and defaults from an experiment spec")
       .option("algorithms", "", "LIST", "comma-separated algorithms to compare (default: all supporting n)")
-      .option("engine", "", "NAME", "replay, closed_form, simgrid or auto (replay where it models the topology, else simgrid; default replay)")
+      .option("engine", "", "NAME", "replay, closed_form, simgrid or auto (= replay; default replay)")
       .option("start", "", "eager|barrier", "how phases start when ranks arrive late (default barrier)")
       .option("trials", "", "K", "Monte Carlo trials (default 1 for fixed delays, 200 for random ones)")
       .option("seed", "", "X", "seed of the random draws (default 1)")

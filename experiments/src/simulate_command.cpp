@@ -90,7 +90,7 @@ int simulate_command(const Args& args, std::ostream& out) {
       .option("jitter", "", "KIND:K=V,...", "extra delay drawn for every rank, e.g. uniform:min=0,max=20us")
       .option("seed", "", "N", "seed of every random draw", "1")
       .option("start", "", "eager|barrier", "how phases start when ranks arrive late", "barrier")
-      .option("engine", "", "NAME", "closed_form, replay, simgrid or auto (replay where it models the topology, else simgrid)", "replay")
+      .option("engine", "", "NAME", "closed_form, replay, simgrid or auto (= replay, which models every topology)", "replay")
       .option("pipeline-chunks", "", "K", "trees: pipeline depth in chunks (0 = default)", "0")
       .option("trace", "", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
       .flag("json", "print one JSON object instead of a table");

@@ -54,20 +54,6 @@ void require_non_empty(const ExperimentSpec& spec, std::string_view key, std::si
 
 std::string number(double value) { return fmt::format("{}", value); }
 
-// Replay declines an oversubscribed fabric at run time; say so before hours of other points.
-void reject_replay_where_unsupported(const ExperimentSpec& spec, std::size_t index, const Topology& topology) {
-  if (replay_supports(topology)) return;
-  for (std::size_t e = 0; e < spec.engines.size(); ++e) {
-    if (spec.engines[e] == "replay") {
-      throw ConfigError(fmt::format(
-          "{}engine 'replay' does not model topology '{}' (an oversubscribed {}:1 fabric); use engine 'simgrid', or "
-          "'auto' for replay where it can and simgrid elsewhere",
-          where_item(spec, "engine", e, spec.engines.size()), spec.topologies[index].label,
-          topology.cluster.oversubscription));
-    }
-  }
-}
-
 // `engine: [auto, replay]` runs replay twice on a non-blocking topology: the rows would be
 // indistinguishable, so it is an error like any value listed twice.
 void reject_engine_twice(const ExperimentSpec& spec, std::size_t topology) {
@@ -76,8 +62,8 @@ void reject_engine_twice(const ExperimentSpec& spec, std::size_t topology) {
     for (std::size_t f = 0; f < e; ++f) {
       if (resolved[e] == resolved[f]) {
         throw ConfigError(fmt::format(
-            "{}engine '{}' and engine '{}' both run {} on topology '{}' (auto is replay where replay models "
-            "the topology, simgrid otherwise); list each engine once",
+            "{}engine '{}' and engine '{}' both run {} on topology '{}' (auto is replay); list each engine "
+            "once",
             where_item(spec, "engine", e, resolved.size()), spec.engines[f], spec.engines[e], resolved[e],
             spec.topologies[topology].label));
       }
@@ -150,12 +136,11 @@ void validate(ExperimentSpec& spec) {
     for (Rank n : spec.n) {
       try {
         const Topology topology = topology_at(spec, i, n, spec.sizes_bytes.front());
-        // Whether replay models a topology does not depend on n: resolve once per topology.
+        // The engine auto stands for does not depend on n: resolve once per topology.
         if (spec.resolved_engines[i].empty()) {
           for (const auto& engine : spec.engines) {
             spec.resolved_engines[i].emplace_back(resolve_engine_name(engine, topology));
           }
-          reject_replay_where_unsupported(spec, i, topology);
         }
       } catch (const ConfigError& e) {
         throw ConfigError(fmt::format("{}topology '{}' with n = {}: {}",

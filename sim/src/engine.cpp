@@ -26,18 +26,13 @@ std::unique_ptr<Engine> make_engine(std::string_view name) {
   }
   if (name == kAutoEngine) {
     throw ConfigError(
-        "engine 'auto' depends on the topology: it is replay where the replay engine models the "
-        "topology and simgrid otherwise (resolve it with resolve_engine_name())");
+        "engine 'auto' is not an engine: resolve it with resolve_engine_name()");
   }
   throw ConfigError(fmt::format("unknown engine '{}' (known: closed_form, replay, simgrid)", name));
 }
 
-// ReplayEngine::run declines exactly the topologies that are not non-blocking.
-bool replay_supports(const Topology& topology) { return topology.non_blocking(); }
-
-std::string_view resolve_engine_name(std::string_view name, const Topology& topology) {
-  if (name != kAutoEngine) return name;
-  return replay_supports(topology) ? "replay" : "simgrid";
+std::string_view resolve_engine_name(std::string_view name, const Topology& /*topology*/) {
+  return name == kAutoEngine ? std::string_view("replay") : name;
 }
 
 }  // namespace collsim

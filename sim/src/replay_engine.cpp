@@ -11,12 +11,19 @@
 
 #include "collsim/models/error.hpp"
 #include "collsim/sim/run_checks.hpp"
+#include "due_heap.hpp"
 
 namespace collsim {
 namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// A link binds when its flows' caps exceed its capacity by more than this (relative): rounding
+// in a sum of caps must not make an exactly full link look congested.
+constexpr double kBindTolerance = 1e-12;
+// Completions this close to the current date (seconds) happen at it; SimGrid's engine merges
+// events 1e-15 s apart the same way.
+constexpr double kDateTolerance_s = 1e-15;
 
 // Per-link numbers in flat arrays: the hot loops touch nothing else.
 struct LinkTable {
@@ -123,12 +130,11 @@ class EventSim {
  private:
   static constexpr std::size_t kMaxRoute = 8;
 
-  enum class Kind : std::uint8_t { RankArrives, Activate, Complete, Applied };
+  enum class Kind : std::uint8_t { RankArrives, Activate, Applied };
   struct Event {
     double t;
     std::uint64_t seq;  // FIFO among equal times, so runs are deterministic
     std::uint32_t id;
-    std::uint32_t version;
     Kind kind;
     bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
@@ -140,13 +146,14 @@ class EventSim {
     double bytes = 0;
     double remaining = 0;
     double rate = 0;
-    double last_s = 0;
+    double old_rate = 0;         // rate before the reshare in progress
+    double last_s = 0;           // when `remaining` was last brought up to date
     double bottleneck_Bps = 0;
     double penalty = 1;          // sharing penalty: the route latency, or 1 when it is 0 (CM02)
-    std::uint32_t version = 0;
     std::uint32_t seen = 0;      // component-search epoch
     std::uint32_t num_links = 0; // binding links only
     bool fixed = false;
+    bool scheduled = false;      // a Complete event for the current rate is queued
     std::array<std::uint32_t, kMaxRoute> link{};
     std::array<std::uint32_t, kMaxRoute> pos{};  // index of this flow in link_flows_[link[i]]
   };
@@ -161,8 +168,8 @@ class EventSim {
     const std::uint32_t p = rounds_[round].phase;
     return s_.phases[p].transfers()[g - phase_first_[p]];
   }
-  void push(double t, Kind kind, std::uint32_t id, std::uint32_t version = 0) {
-    events_.push(Event{t, seq_++, id, version, kind});
+  void push(double t, Kind kind, std::uint32_t id) {
+    events_.push(Event{t, seq_++, id, kind});
   }
   void enter(Rank r, std::uint64_t rank_round, double t);
   void start(std::uint32_t g, std::uint32_t round, double t);
@@ -171,7 +178,9 @@ class EventSim {
   void data_arrived(std::uint32_t slot, double now);
   void applied(std::uint32_t slot, double now);
   void one_done(Rank r, double now);
-  void reshare(const std::uint32_t* seed, std::uint32_t count, double now);
+  void mark_dirty(const std::uint32_t* links, std::uint32_t count);
+  void reshare(double now);
+  bool can_bind(std::uint32_t l) const;
 
   const Job& job_;
   const Schedule& s_;
@@ -195,16 +204,25 @@ class EventSim {
   std::vector<std::uint32_t> free_slots_;
   std::vector<std::vector<std::uint32_t>> link_flows_;
   std::vector<std::uint32_t> link_seen_;
+  std::vector<std::uint8_t> link_binds_;  // can_bind() as of the link's last change of flows
   std::vector<double> cap_;
   std::vector<std::uint32_t> unfixed_;
   std::vector<double> usage_;  // per link: sum of 1 / penalty over its unfixed flows
   std::uint32_t epoch_ = 0;
+  // Links whose flows changed since the last reshare; the shares are recomputed once per
+  // simulated date, after every event of that date (dirty_flag_ marks membership).
+  std::vector<std::uint32_t> dirty_links_;
+  std::vector<std::uint8_t> dirty_flag_;
+  std::vector<std::uint32_t> started_;  // flows that became active since the last reshare
+  // Progressive filling's flows by the level at which their cap stops them.
+  std::vector<std::pair<double, std::uint32_t>> caps_;
   std::vector<std::uint32_t> comp_links_;
   std::vector<std::uint32_t> comp_flows_;
   std::vector<std::uint32_t> stack_;
   std::vector<std::uint32_t> route_;
 
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  detail::DueHeap due_;  // flows moving bytes, by completion date
   std::uint64_t seq_ = 0;
   std::vector<std::pair<std::uint32_t, TransferRecord>> records_;
   std::uint64_t finished_transfers_ = 0;
@@ -287,12 +305,40 @@ void EventSim::run(RunResult& out) {
   const std::size_t num_links = L_.bandwidth_Bps.size();
   link_flows_.assign(num_links, {});
   link_seen_.assign(num_links, 0);
+  link_binds_.assign(num_links, 0);
   cap_.assign(num_links, 0.0);
   unfixed_.assign(num_links, 0);
   usage_.assign(num_links, 0.0);
+  dirty_flag_.assign(num_links, 0);
   for (Rank r = 0; r < n; ++r) push(job_.arrival_s[r], Kind::RankArrives, r);
 
-  while (!events_.empty()) {
+  double now = -kInf;
+  for (;;) {
+    // Shares change only between dates: every event of one date is applied first, then the
+    // flows they touched are re-shared once (events at one date are frequent: a round's
+    // transfers start together, and flows with equal shares finish together).
+    // Flow completions live in their own indexed heap (due_); at equal dates the other events
+    // go first. A flow due within kDateTolerance_s of the current date completes at it: flows
+    // that finish together in exact arithmetic then finish together despite rounding, as in
+    // SimGrid (surf/precision). It matters: on a congested fabric a flow that ends a rounding
+    // error before its peers starts its next round alone, gets more bandwidth and gains twice
+    // the lead there; over dozens of rounds a 1e-18 s difference grows into microseconds.
+    const double next_event = events_.empty() ? kInf : events_.top().t;
+    double next_due = due_.empty() ? kInf : due_.top_date();
+    if (next_due > now && next_due <= now + kDateTolerance_s) next_due = now;
+    const double next = std::min(next_event, next_due);
+    if ((!dirty_links_.empty() || !started_.empty()) && next > now) {
+      reshare(now);
+      continue;
+    }
+    if (next == kInf) break;
+    now = next;
+    if (next_event > next_due) {
+      const std::uint32_t slot = due_.top_id();
+      due_.erase(slot);
+      complete(slot, now);
+      continue;
+    }
     const Event ev = events_.top();
     events_.pop();
     switch (ev.kind) {
@@ -300,9 +346,6 @@ void EventSim::run(RunResult& out) {
         if (rr_begin_[ev.id] < rr_begin_[ev.id + 1]) enter(ev.id, rr_begin_[ev.id], ev.t);
         break;
       case Kind::Activate: activate(ev.id, ev.t); break;
-      case Kind::Complete:
-        if (slots_[ev.id].version == ev.version) complete(ev.id, ev.t);
-        break;
       case Kind::Applied: applied(ev.id, ev.t); break;
     }
   }
@@ -348,6 +391,7 @@ void EventSim::start(std::uint32_t g, std::uint32_t round, double t) {
   f.remaining = f.bytes;
   f.rate = 0;
   f.fixed = false;
+  f.scheduled = false;
   job_.topo.route_into(tr.src, tr.dst, route_);
   double latency = 0;
   f.bottleneck_Bps = kInf;
@@ -372,7 +416,8 @@ void EventSim::activate(std::uint32_t slot, double now) {
   f.last_s = now;
   if (f.num_links == 0) {
     f.rate = f.bottleneck_Bps;
-    push(now + f.bytes / f.rate, Kind::Complete, slot, f.version);
+    f.scheduled = true;
+    due_.set(slot, now + f.bytes / f.rate);
     return;
   }
   for (std::uint32_t i = 0; i < f.num_links; ++i) {
@@ -380,13 +425,12 @@ void EventSim::activate(std::uint32_t slot, double now) {
     f.pos[i] = static_cast<std::uint32_t>(flows.size());
     flows.push_back(slot);
   }
-  const std::array<std::uint32_t, kMaxRoute> seed = f.link;
-  reshare(seed.data(), f.num_links, now);
+  mark_dirty(f.link.data(), f.num_links);
+  started_.push_back(slot);
 }
 
 void EventSim::complete(std::uint32_t slot, double now) {
   InFlight& f = slots_[slot];
-  ++f.version;
   for (std::uint32_t i = 0; i < f.num_links; ++i) {
     auto& flows = link_flows_[f.link[i]];
     const std::uint32_t moved = flows.back();
@@ -398,10 +442,9 @@ void EventSim::complete(std::uint32_t slot, double now) {
     }
     flows.pop_back();
   }
-  const std::array<std::uint32_t, kMaxRoute> seed = f.link;
-  const std::uint32_t count = f.num_links;
+  mark_dirty(f.link.data(), f.num_links);
   f.num_links = 0;
-  if (count > 0) reshare(seed.data(), count, now);
+  f.scheduled = false;
   data_arrived(slot, now);
 }
 
@@ -442,13 +485,44 @@ void EventSim::one_done(Rank r, double now) {
   }
 }
 
-// Weighted max-min fair shares by progressive filling over the links and flows connected to
-// `seed`, as SimGrid's LMM solver computes them: every flow's rate is level / penalty; the link
-// whose capacity runs out at the lowest level saturates first and fixes the rates of its flows;
-// their bandwidth is removed from their other links; repeat. CM02 sets a flow's penalty to its
-// route latency (TCP's RTT unfairness); flows sharing a link on nvswitch, full_mesh and cluster
-// all have the same route latency, which makes this plain max-min there.
-void EventSim::reshare(const std::uint32_t* seed, std::uint32_t count, double now) {
+void EventSim::mark_dirty(const std::uint32_t* links, std::uint32_t count) {
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (dirty_flag_[links[i]] == 0) {
+      dirty_flag_[links[i]] = 1;
+      dirty_links_.push_back(links[i]);
+    }
+  }
+}
+
+// True when link l can limit its flows right now: the flows' own caps (the narrowest link of
+// each route) add up to more than its capacity. A link that cannot bind constrains nothing the
+// caps do not already constrain, so the max-min allocation is the same without it. On an
+// oversubscribed cluster this keeps a GPU's NIC links (one flow each) and every leaf link that
+// carries few enough cross-leaf flows out of the sharing: the groups of flows that must be
+// re-shared together shrink from every cross-leaf flow to the few leaves that are congested.
+bool EventSim::can_bind(std::uint32_t l) const {
+  const auto& flows = link_flows_[l];
+  if (flows.size() < 2) return false;  // a single flow's cap already includes this link
+  double caps = 0;
+  for (std::uint32_t slot : flows) caps += slots_[slot].bottleneck_Bps;
+  return caps > L_.bandwidth_Bps[l] * (1 + kBindTolerance);
+}
+
+// Weighted max-min fair shares by progressive filling, as SimGrid's LMM solver computes them:
+// every flow's rate is level / penalty, capped at its route's narrowest link; the link whose
+// capacity runs out at the lowest level saturates first and fixes the rates of its flows; their
+// bandwidth is removed from their other links; repeat. CM02 sets a flow's penalty to its route
+// latency (TCP's RTT unfairness); flows sharing a link on nvswitch, full_mesh and cluster all
+// have the same route latency, which makes this plain max-min there.
+//
+// Only the flows whose rate can have changed are re-shared: those on a dirty link that binds or
+// just stopped binding, the flows that just started, and everything connected to them through
+// links that bind (can_bind). Flows are taken in the order of the level at which their cap stops
+// them (usually one level for all); links by a scan for the smallest share, so a reshare costs
+// O(flows x route length + links^2) over the re-shared group, and the group is small: a few
+// congested leaves, not the whole fabric. Flows whose rate comes out unchanged keep their queued
+// completion (its date cannot move).
+void EventSim::reshare(double now) {
   if (++epoch_ == 0) {
     std::fill(link_seen_.begin(), link_seen_.end(), 0);
     for (auto& f : slots_) f.seen = 0;
@@ -457,35 +531,66 @@ void EventSim::reshare(const std::uint32_t* seed, std::uint32_t count, double no
   comp_links_.clear();
   comp_flows_.clear();
   stack_.clear();
-  for (std::uint32_t i = 0; i < count; ++i) {
-    if (link_seen_[seed[i]] != epoch_) {
-      link_seen_[seed[i]] = epoch_;
-      stack_.push_back(seed[i]);
+  const auto add_flow = [this](std::uint32_t slot) {
+    InFlight& f = slots_[slot];
+    if (f.seen == epoch_) return;
+    f.seen = epoch_;
+    comp_flows_.push_back(slot);
+    for (std::uint32_t i = 0; i < f.num_links; ++i) {
+      const std::uint32_t l = f.link[i];
+      if (link_seen_[l] == epoch_) continue;
+      link_seen_[l] = epoch_;
+      // link_binds_ is current for a link that is not dirty: only a change of its flows can
+      // change it, and that makes the link dirty (dirty links were all seen above).
+      if (link_binds_[l] != 0) stack_.push_back(l);
+    }
+  };
+  // A dirty link that binds is re-shared with everything it connects to; one that stopped
+  // binding frees its flows, which are re-shared; one that neither binds nor bound changes no
+  // rate. Flows that just started are re-shared in any case.
+  for (std::uint32_t l : dirty_links_) {
+    dirty_flag_[l] = 0;
+    link_seen_[l] = epoch_;
+    const std::uint8_t bound = link_binds_[l];
+    link_binds_[l] = can_bind(l) ? 1 : 0;
+    if (link_binds_[l] != 0) {
+      stack_.push_back(l);
+    } else if (bound != 0) {
+      for (std::uint32_t slot : link_flows_[l]) add_flow(slot);
     }
   }
+  dirty_links_.clear();
+  for (std::uint32_t slot : started_) {
+    if (slots_[slot].num_links > 0) add_flow(slot);  // (it may have ended at the same date)
+  }
+  started_.clear();
   while (!stack_.empty()) {
     const std::uint32_t l = stack_.back();
     stack_.pop_back();
     comp_links_.push_back(l);
-    for (std::uint32_t slot : link_flows_[l]) {
-      InFlight& f = slots_[slot];
-      if (f.seen == epoch_) continue;
-      f.seen = epoch_;
-      comp_flows_.push_back(slot);
-      for (std::uint32_t i = 0; i < f.num_links; ++i) {
-        if (link_seen_[f.link[i]] != epoch_) {
-          link_seen_[f.link[i]] = epoch_;
-          stack_.push_back(f.link[i]);
-        }
-      }
-    }
+    for (std::uint32_t slot : link_flows_[l]) add_flow(slot);
   }
+  // Flows by the level at which their cap stops them; links by their current share.
+  caps_.clear();
+  bool sorted = true;
+  std::size_t left = 0;
   for (std::uint32_t slot : comp_flows_) {
     InFlight& f = slots_[slot];
-    f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.last_s));
-    f.last_s = now;
+    f.old_rate = f.rate;
     f.fixed = false;
+    bool shares_a_link = false;
+    for (std::uint32_t i = 0; i < f.num_links; ++i) shares_a_link = shares_a_link || link_binds_[f.link[i]] != 0;
+    if (!shares_a_link) {  // nothing but its cap limits it
+      f.fixed = true;
+      f.rate = f.bottleneck_Bps;
+      continue;
+    }
+    ++left;
+    caps_.emplace_back(f.bottleneck_Bps * f.penalty, slot);
+    sorted = sorted && (caps_.size() < 2 || caps_[caps_.size() - 2].first <= caps_.back().first);
   }
+  // Caps are usually all equal (one kind of link limits every contended flow): no sort then.
+  if (!sorted) std::sort(caps_.begin(), caps_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (std::uint32_t l : comp_links_) {
     cap_[l] = L_.bandwidth_Bps[l];
     unfixed_[l] = static_cast<std::uint32_t>(link_flows_[l].size());
@@ -493,7 +598,18 @@ void EventSim::reshare(const std::uint32_t* seed, std::uint32_t count, double no
     for (std::uint32_t slot : link_flows_[l]) usage += 1.0 / slots_[slot].penalty;
     usage_[l] = usage;
   }
-  std::size_t left = comp_flows_.size();
+  const auto fix = [this](InFlight& f, double rate) {
+    f.fixed = true;
+    f.rate = rate;
+    for (std::uint32_t i = 0; i < f.num_links; ++i) {
+      const std::uint32_t l = f.link[i];
+      if (link_binds_[l] == 0) continue;
+      cap_[l] -= rate;
+      usage_[l] -= 1.0 / f.penalty;
+      --unfixed_[l];
+    }
+  };
+  std::size_t next_cap = 0;
   while (left > 0) {
     std::uint32_t best = kNone;
     double best_share = kInf;
@@ -505,25 +621,38 @@ void EventSim::reshare(const std::uint32_t* seed, std::uint32_t count, double no
         best = l;
       }
     }
-    COLLSIM_ASSERT(best != kNone, "progressive filling found no link for an unfixed flow");
-    best_share = std::max(best_share, 0.0);
+    // Every flow whose cap is reached first stops there. Fixing a flow at a rate below every
+    // link's share only raises the shares, so all of them go before the links are looked at
+    // again.
+    bool capped = false;
+    for (; next_cap < caps_.size() && caps_[next_cap].first <= best_share; ++next_cap) {
+      InFlight& f = slots_[caps_[next_cap].second];
+      if (f.fixed) continue;
+      fix(f, f.bottleneck_Bps);
+      --left;
+      capped = true;
+    }
+    if (capped || left == 0) continue;
+    COLLSIM_ASSERT(best != kNone, "progressive filling found no limit for an unfixed flow");
+    const double level = std::max(best_share, 0.0);
     for (std::uint32_t slot : link_flows_[best]) {
       InFlight& f = slots_[slot];
       if (f.fixed) continue;
-      f.fixed = true;
-      f.rate = best_share / f.penalty;
+      fix(f, std::min(level / f.penalty, f.bottleneck_Bps));
       --left;
-      for (std::uint32_t i = 0; i < f.num_links; ++i) {
-        cap_[f.link[i]] -= f.rate;
-        usage_[f.link[i]] -= 1.0 / f.penalty;
-        --unfixed_[f.link[i]];
-      }
     }
   }
   for (std::uint32_t slot : comp_flows_) {
     InFlight& f = slots_[slot];
-    ++f.version;
-    if (f.rate > 0) push(now + f.remaining / f.rate, Kind::Complete, slot, f.version);
+    if (f.scheduled && f.rate == f.old_rate) continue;
+    f.remaining = std::max(0.0, f.remaining - f.old_rate * (now - f.last_s));
+    f.last_s = now;
+    f.scheduled = f.rate > 0;
+    if (f.scheduled) {
+      due_.set(slot, now + f.remaining / f.rate);
+    } else {
+      due_.erase(slot);
+    }
   }
 }
 
@@ -532,12 +661,6 @@ void EventSim::reshare(const std::uint32_t* seed, std::uint32_t count, double no
 RunResult ReplayEngine::run(const Schedule& schedule, const RunConfig& config) {
   std::vector<double> arrivals = checked_arrivals(schedule, config);
   const Topology& topo = config.topology;
-  if (!topo.non_blocking()) {
-    throw ConfigError(fmt::format(
-        "the replay engine models non-blocking topologies only; '{}' is a cluster with {}:1 "
-        "oversubscription whose leaf uplinks are shared by many GPUs (use --engine simgrid)",
-        topo.name, topo.cluster.oversubscription));
-  }
   const LinkTable links(topo);
   Job job{schedule, topo, links, std::move(arrivals), {}, 0.0, topo.link.gamma_s_per_byte, config.record_trace};
   job.gate_s = phase_gates(schedule, job.arrival_s, config.start);

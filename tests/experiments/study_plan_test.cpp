@@ -75,20 +75,23 @@ const std::string kClusterStudy =
     "delays: [0, 1ms]\n"
     "engine: auto\n";
 
-TEST(AutoEngine, ResolvesPerTopology) {
+// auto is replay everywhere: the replay engine shares bandwidth max-min fairly, so it models
+// oversubscribed fabrics too (specs written when auto meant SimGrid there still run).
+TEST(AutoEngine, ResolvesToReplayOnEveryTopology) {
   const ExperimentSpec spec = make_spec(kClusterStudy);
   ASSERT_EQ(spec.resolved_engines.size(), 2u);
   EXPECT_EQ(spec.engine_at(0, 0), "replay");
-  EXPECT_EQ(spec.engine_at(0, 1), "simgrid");
+  EXPECT_EQ(spec.engine_at(0, 1), "replay");
   EXPECT_EQ(resolve_engine_name("closed_form", load_topology("cluster_h100_1024_2to1")), "closed_form");
-  EXPECT_FALSE(replay_supports(load_topology("cluster_h100_1024_2to1")));
-  EXPECT_TRUE(replay_supports(load_topology("cluster_h100_1024")));
+  EXPECT_EQ(resolve_engine_name("auto", load_topology("cluster_h100_1024_2to1")), "replay");
+
+
   // Explicit engines are kept as written, next to auto where they differ from it.
   const ExperimentSpec both = make_spec(
       "name: t\nalgorithms: [ring]\nn: 16\ntopology: [nvswitch, cluster_h100_1024_2to1]\nengine: [auto, closed_form]\n");
   EXPECT_EQ(both.engine_at(0, 0), "replay");
   EXPECT_EQ(both.engine_at(1, 0), "closed_form");
-  EXPECT_EQ(both.engine_at(0, 1), "simgrid");
+  EXPECT_EQ(both.engine_at(0, 1), "replay");
 }
 
 TEST(AutoEngine, ResultsAndResolvedYamlNameTheEngineThatRan) {
@@ -100,15 +103,15 @@ TEST(AutoEngine, ResultsAndResolvedYamlNameTheEngineThatRan) {
   const StudyResult result = run_study(grid, options);
   const std::string csv = results_csv(grid, result);
   EXPECT_NE(csv.find(",cluster_h100_1024,replay,"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",cluster_h100_1024_2to1,simgrid,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",cluster_h100_1024_2to1,replay,"), std::string::npos) << csv;
   EXPECT_EQ(csv.find(",auto,"), std::string::npos) << csv;
   // 2 algorithms (ring added) x 2 delays per engine; the delay-0 run is the no-delay reference
   // of the 1 ms point, so nothing else runs.
-  EXPECT_EQ(runs["replay"], 4);
-  EXPECT_EQ(runs["simgrid"], 4);
+  EXPECT_EQ(runs["replay"], 8);
+  EXPECT_EQ(runs.count("simgrid"), 0u);
   const std::string yaml = resolved_yaml(spec);
   EXPECT_NE(yaml.find("engine: [auto]"), std::string::npos) << yaml;
-  EXPECT_NE(yaml.find("auto ran cluster_h100_1024: replay, cluster_h100_1024_2to1: simgrid"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("auto ran cluster_h100_1024: replay, cluster_h100_1024_2to1: replay"), std::string::npos) << yaml;
   // The resolved file is a spec that runs the same study.
   EXPECT_EQ(make_spec(yaml).resolved_engines, spec.resolved_engines);
 }
@@ -130,9 +133,11 @@ TEST(AutoEngine, BadEngineNamesAndCombinations) {
   expect_error(minimal + "engine: Auto\n", {"engine", "line 4", "'Auto'", "known: closed_form, replay, simgrid, auto"});
   // auto is replay on an NVSwitch: listing replay as well would give two identical rows.
   expect_error(minimal + "engine: [replay, auto]\n", {"engine[1]", "line 4", "both run replay", "nvswitch"});
-  // replay cannot run an oversubscribed fabric: fail before anything runs, pointing at auto.
-  expect_error(minimal + "topology: [cluster_h100_1024, cluster_h100_1024_2to1]\nengine: replay\n",
-               {"engine", "line 5", "'replay' does not model topology 'cluster_h100_1024_2to1'", "2:1", "auto"});
+  expect_error(minimal + "topology: cluster_h100_1024_2to1\nengine: [auto, replay]\n",
+               {"engine[1]", "line 5", "both run replay"});
+  // SimGrid next to auto on an oversubscribed fabric: two engines, a cross-check, accepted.
+  EXPECT_EQ(make_spec(minimal + "topology: cluster_h100_1024_2to1\nengine: [auto, simgrid]\n").engine_at(1, 0),
+            "simgrid");
   EXPECT_THROW(make_engine("auto"), ConfigError);
 }
 
@@ -148,7 +153,7 @@ TEST(StudyPlan, CountsPointsRunsAndEngines) {
   EXPECT_EQ(plan.runs, plan.points * 3);
   EXPECT_EQ(plan.work_units, plan.points);     // 3 trials fit one unit
   EXPECT_EQ(plan.topologies, 4u);              // (topology, n); no model file, so sizes share links
-  EXPECT_EQ(plan.engines, (std::vector<std::string>{"replay", "simgrid"}));
+  EXPECT_EQ(plan.engines, (std::vector<std::string>{"replay"}));
   EXPECT_TRUE(runs.empty()) << "a plan simulates nothing";
   // An engine that cannot be made fails the plan.
   const EngineFactory none = [](std::string_view) { return std::unique_ptr<Engine>(); };

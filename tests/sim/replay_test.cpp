@@ -246,17 +246,46 @@ TEST(Replay, FastAndEventPathsAgree) {
   }
 }
 
-TEST(Replay, DeclinesOversubscribedFabric) {
+// An oversubscribed fabric: every GPU sends to the matching GPU of another leaf, four NICs share
+// a leaf uplink of one NIC's capacity, so each flow gets a quarter of its NIC.
+TEST(Replay, OversubscribedLeafUplinksAreShared) {
   ClusterSpec spec;
+  spec.gpus_per_node = 4;
+  spec.nodes_per_leaf = 1;
+  spec.oversubscription = 4;
+  const Rank n = 16;
+  const Schedule s = test::shifted_exchange(n, 4);
+  const double m = 1 << 26;
+  bool fast = true;
+  const RunResult r = replay(s, config(make_cluster(n, spec, 0.0, "over"), m), true, &fast);
+  EXPECT_FALSE(fast) << "shared leaf links need the event-driven path";
+  expect_rel(r.time_s, spec.network_latency_s + m / (spec.nic_bandwidth_Bps / 4));
+}
+
+// A leaf uplink of two NICs' capacity (4 GPUs per leaf, 2:1) binds only when more than two of
+// its GPUs send across the spine, and stops binding when a flow leaves: the others then speed up.
+TEST(Replay, ALeafUplinkBindsOnlyWhileItsFlowsWantMoreThanItHas) {
+  ClusterSpec spec;
+  spec.gpus_per_node = 4;
+  spec.nodes_per_leaf = 1;
   spec.oversubscription = 2;
-  const Topology t = make_cluster(16, spec, 0.0, "over");
-  const Schedule s = generate_schedule("ring", AlgorithmOptions{16, {}, 0});
-  try {
-    (void)replay(s, config(t, 1 << 20));
-    FAIL() << "expected ConfigError";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("--engine simgrid"), std::string::npos) << e.what();
-  }
+  const Rank n = 16;
+  const Topology topo = make_cluster(n, spec, 0.0, "two_to_one");
+  const double nic = spec.nic_bandwidth_Bps;
+  const double lat = spec.network_latency_s;
+  const double m = 1 << 26;
+  // Two senders exactly fill the uplink: both run at NIC speed.
+  const RunResult two = replay(hand(n, 2, 1, {{{tx(0, 4, 0, 2), tx(1, 8, 0, 2)}}}), config(topo, m));
+  expect_rel(two.time_s, lat + m / nic);
+  // Three senders share it: 2/3 of a NIC each.
+  const RunResult three = replay(hand(n, 2, 1, {{{tx(0, 4, 0, 2), tx(1, 8, 0, 2), tx(2, 12, 0, 2)}}}), config(topo, m));
+  expect_rel(three.time_s, lat + m / (2.0 / 3.0 * nic));
+  // One of the three carries half as much: it ends at 3m/(4 nic); then the link no longer
+  // binds and the other two finish their last m/2 at NIC speed.
+  const RunResult uneven = replay(hand(n, 2, 1, {{{tx(0, 4, 0, 2), tx(1, 8, 0, 2), tx(2, 12, 0, 1)}}}), config(topo, m));
+  expect_rel(uneven.finish_s[12], lat + 0.75 * m / nic);
+  expect_rel(uneven.finish_s[4], lat + 1.25 * m / nic);
+  expect_rel(uneven.finish_s[8], lat + 1.25 * m / nic);
 }
 
 TEST(Replay, RejectsConfigsThatDoNotFit) {

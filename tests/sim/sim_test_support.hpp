@@ -2,6 +2,8 @@
 // schedules.
 #pragma once
 
+#include <cstdint>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +48,33 @@ inline Schedule hand(Rank n, std::uint32_t chunks, std::uint32_t ports,
 
 inline Transfer tx(Rank src, Rank dst, std::uint32_t chunk = 0, std::uint32_t count = 1, Op op = Op::Copy) {
   return Transfer{src, dst, chunk, static_cast<std::uint16_t>(count), op};
+}
+
+// Random rounds of transfers between n ranks: `num_rounds` rounds of 1..max_per_round transfers
+// with random endpoints, chunk ranges of 1-4 of `chunks` chunks, copy or reduce.
+inline std::vector<std::vector<Transfer>> random_rounds(std::mt19937_64& rng, Rank n, std::uint32_t chunks,
+                                                        std::uint32_t num_rounds, std::uint32_t max_per_round) {
+  const auto pick = [&rng](std::uint64_t bound) { return static_cast<std::uint32_t>(rng() % bound); };
+  std::vector<std::vector<Transfer>> rounds(num_rounds);
+  for (auto& round : rounds) {
+    const std::uint32_t k = 1 + pick(max_per_round);
+    for (std::uint32_t i = 0; i < k; ++i) {
+      const Rank src = pick(n);
+      Rank dst = pick(n - 1);
+      if (dst >= src) ++dst;
+      const std::uint32_t count = 1 + pick(4);
+      round.push_back(tx(src, dst, pick(chunks - count + 1), count, pick(2) ? Op::Reduce : Op::Copy));
+    }
+  }
+  return rounds;
+}
+
+// One round in which GPU g sends one chunk to GPU (g + shift) mod n: with `shift` GPUs per leaf,
+// every flow crosses the spine.
+inline Schedule shifted_exchange(Rank n, Rank shift) {
+  std::vector<Transfer> round;
+  for (Rank g = 0; g < n; ++g) round.push_back(tx(g, (g + shift) % n));
+  return hand(n, 1, 1, {{round}});
 }
 
 }  // namespace collsim::test

@@ -165,17 +165,7 @@ TEST(SimGrid, RandomContentionAgreesWithReplay) {
   for (int c = 0; c < 200; ++c) {
     const Rank n = 3 + pick(4);
     const std::uint32_t chunks = 8;
-    std::vector<std::vector<Transfer>> rounds(2 + pick(3));
-    for (auto& round : rounds) {
-      const std::uint32_t k = 1 + pick(5);
-      for (std::uint32_t i = 0; i < k; ++i) {
-        const Rank src = pick(n);
-        Rank dst = pick(n - 1);
-        if (dst >= src) ++dst;
-        const std::uint32_t count = 1 + pick(4);
-        round.push_back(tx(src, dst, pick(chunks - count + 1), count, pick(2) ? Op::Reduce : Op::Copy));
-      }
-    }
+    const auto rounds = test::random_rounds(rng, n, chunks, 2 + pick(3), 5);
     const Schedule s = hand(n, chunks, 8, {rounds});
     std::vector<double> arrival(n, 0.0);
     arrival[pick(n)] = 1e-6 * pick(50);
@@ -323,15 +313,12 @@ TEST(SimGrid, ChildProcessFailuresBecomeErrors) {
 }
 
 TEST(SimGrid, OversubscribedFabricIsSlowerThanFullBisection) {
-  // Every GPU sends to the matching GPU of another leaf: all flows cross the spine. Replay
-  // declines this topology; simgrid models it.
+  // Every GPU sends to the matching GPU of another leaf: all flows cross the spine.
   ClusterSpec spec;
   spec.gpus_per_node = 4;
   spec.nodes_per_leaf = 1;
   const Rank n = 16;
-  std::vector<Transfer> round;
-  for (Rank g = 0; g < n; ++g) round.push_back(tx(g, (g + 4) % n));
-  const Schedule s = hand(n, 1, 1, {{round}});
+  const Schedule s = test::shifted_exchange(n, 4);
   const double m = 1 << 26;
   const RunResult full = simgrid(s, config(make_cluster(n, spec, 0.0, "full"), m));
   spec.oversubscription = 4;
@@ -349,6 +336,10 @@ TEST(SimGrid, AgreesWithReplay) {
   ClusterSpec spec;
   spec.gpus_per_node = 4;
   spec.nodes_per_leaf = 2;
+  ClusterSpec over = spec;  // 2:1, rail-optimized: leaf uplinks bind and are shared
+  over.nodes_per_leaf = 1;
+  over.oversubscription = 2;
+  over.rail_optimized = true;
   ReplayEngine replay;
   const auto sim = make_simgrid_engine();
   for (const auto& info : all_algorithms()) {
@@ -360,7 +351,7 @@ TEST(SimGrid, AgreesWithReplay) {
         continue;  // n not supported by this algorithm
       }
       std::vector<Topology> topologies{make_nvswitch(n, LinkModel{kAlpha, kB, 1.0 / 300e9}), make_full_mesh(n, kLink),
-                                       make_cluster(n, spec, 0.0, "cluster")};
+                                       make_cluster(n, spec, 0.0, "cluster"), make_cluster(n, over, 0.0, "cluster_2to1")};
       if (n == 8) topologies.push_back(make_dgx1(8, LinkModel{2e-6, 25e9, 0.0}));
       for (const Topology& topo : topologies) {
         for (StartMode mode : {StartMode::Eager, StartMode::Barrier}) {
@@ -383,6 +374,64 @@ TEST(SimGrid, AgreesWithReplay) {
         }
       }
     }
+  }
+}
+
+// The replay engine's sharing on oversubscribed fabrics (only links that can bind are shared, a
+// reshare per date, unchanged rates keep their dates) against SimGrid's full max-min solver:
+// real algorithms at sizes where leaf uplinks are congested by dozens of flows.
+TEST(SimGrid, OversubscribedClustersAgreeWithReplay) {
+  ClusterSpec rails;
+  rails.gpus_per_node = 4;
+  rails.nodes_per_leaf = 4;
+  rails.oversubscription = 2;
+  rails.rail_optimized = true;
+  ClusterSpec blocks;
+  blocks.gpus_per_node = 8;
+  blocks.nodes_per_leaf = 2;
+  blocks.oversubscription = 3;
+  ReplayEngine replay;
+  const auto sim = make_simgrid_engine();
+  for (const char* algo : {"stragglar", "ring", "recursive_halving_doubling", "double_binary_tree", "direct"}) {
+    for (Rank n : {48u, 64u}) {
+      const Schedule s = generate_schedule(algo, AlgorithmOptions{n, {}, 0});
+      for (const Topology& topo : {make_cluster(n, rails, 0.0, "rails_2to1"), make_cluster(n, blocks, 0.0, "blocks_3to1")}) {
+        for (StartMode mode : {StartMode::Eager, StartMode::Barrier}) {
+          std::vector<double> arrival(n, 0.0);
+          arrival[n - 1] = 150e-6;
+          arrival[n / 3] = 20e-6;
+          const RunConfig c = config(topo, 64.0 * (1 << 20), mode, arrival);
+          const RunResult a = replay.run(s, c);
+          const RunResult b = sim->run(s, c);
+          const std::string what = std::string(algo) + " n=" + std::to_string(n) + " " + topo.name + " " + start_mode_name(mode);
+          for (Rank r = 0; r < n; ++r) expect_rel(b.finish_s[r], a.finish_s[r], 1e-9, what);
+        }
+      }
+    }
+  }
+}
+
+// Random multi-port schedules on small oversubscribed clusters: flows of different sizes share
+// NICs and leaf links, start at different times and stop binding links as they end.
+TEST(SimGrid, RandomContentionOnOversubscribedClustersAgreesWithReplay) {
+  std::mt19937_64 rng(4242);
+  const auto pick = [&rng](std::uint64_t bound) { return static_cast<std::uint32_t>(rng() % bound); };
+  for (int c = 0; c < 120; ++c) {
+    ClusterSpec spec;
+    spec.gpus_per_node = 1 + pick(3);
+    spec.nodes_per_leaf = 1 + pick(2);
+    spec.oversubscription = 1.5 + 0.5 * pick(6);
+    spec.rail_optimized = pick(2) == 1;
+    const Rank n = 6 + pick(11);
+    const std::uint32_t chunks = 8;
+    const auto rounds = test::random_rounds(rng, n, chunks, 1 + pick(3), 2 * n + 1);
+    const Schedule s = hand(n, chunks, 2 * n, {rounds});
+    std::vector<double> arrival(n, 0.0);
+    for (Rank r = 0; r < n; ++r) arrival[r] = pick(3) == 0 ? 1e-6 * pick(400) : 0.0;
+    const RunConfig cfg = config(make_cluster(n, spec, 1.0 / 500e9, "random_over"), 8.0 * (1 << 20), StartMode::Eager, arrival);
+    const RunResult a = simgrid(s, cfg);
+    const RunResult b = make_replay_engine()->run(s, cfg);
+    for (Rank r = 0; r < n; ++r) expect_rel(a.finish_s[r], b.finish_s[r], 1e-9, "case " + std::to_string(c));
   }
 }
 

@@ -18,7 +18,8 @@
 //                                                  # format) with an optional `label`
 //   start: barrier | eager                         # axis (default barrier)
 //   engine: replay | closed_form | simgrid | auto  # axis (default replay); auto = replay
-//                                                  # where it models the topology, else simgrid
+//                                                  # (kept for specs from when it meant simgrid
+//                                                  # on oversubscribed fabrics)
 //   trials: 1                                      # Monte Carlo trials per point, >= 1
 //   seed: 1                                        # 64-bit seed of every random draw
 //   pipeline_chunks: 0                             # trees: pipeline depth (0 = default)
@@ -106,8 +107,8 @@ struct ExperimentSpec {
 
 /// The name of the baseline every speedup is relative to.
 inline constexpr std::string_view kBaselineAlgorithm = "ring";
-/// Known engine names (availability in this build is checked when a run starts); "auto" picks
-/// replay or simgrid per topology.
+/// Known engine names (availability in this build is checked when a run starts); "auto" is
+/// replay.
 inline constexpr std::string_view kEngineNames[] = {"closed_form", "replay", "simgrid", "auto"};
 
 /// Parses a spec from YAML text. `source` names it in messages; relative file paths inside

@@ -111,8 +111,8 @@ struct Topology {
   double route_latency_s(std::uint32_t src, std::uint32_t dst) const;
 
   /// True when no link other than a GPU's own ports (NVLinks, NIC) can limit a flow: nvswitch,
-  /// full_mesh, dgx1, and clusters with oversubscription <= 1. The replay engine models exactly
-  /// these; an oversubscribed cluster needs the simgrid engine.
+  /// full_mesh, dgx1, and clusters with oversubscription <= 1 (on an oversubscribed cluster the
+  /// leaf uplinks can bind, and the engines share them).
   bool non_blocking() const;
   /// True when link `link_id` can never limit any flow because its capacity is at least the sum of the
   /// GPU ports feeding it (leaf links of a cluster with oversubscription <= 1). Max-min sharing

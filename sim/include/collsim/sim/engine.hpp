@@ -57,16 +57,14 @@ class Engine {
 /// through resolve_engine_name() first.
 std::unique_ptr<Engine> make_engine(std::string_view name);
 
-/// The engine name that means "replay where it models the topology, simgrid otherwise".
+/// The engine name that means "the fastest engine that models the topology exactly". Since the
+/// replay engine shares bandwidth max-min fairly on every topology (oversubscribed fabrics
+/// included), that is always "replay"; specs written when replay declined oversubscribed
+/// fabrics (and auto picked simgrid there) keep working.
 inline constexpr std::string_view kAutoEngine = "auto";
 
-/// True when the replay engine models `topology` (Topology::non_blocking(): not an
-/// oversubscribed cluster). Never throws.
-bool replay_supports(const Topology& topology);
-
-/// The engine that runs on `topology` when `name` is chosen: for kAutoEngine, "replay" when
-/// replay_supports(topology) and "simgrid" otherwise; any other name unchanged (not checked).
-/// Never throws.
+/// The engine that runs on `topology` when `name` is chosen: "replay" for kAutoEngine, any other
+/// name unchanged (not checked). Never throws.
 std::string_view resolve_engine_name(std::string_view name, const Topology& topology);
 
 }  // namespace collsim
