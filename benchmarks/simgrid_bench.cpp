@@ -1,13 +1,14 @@
-// SimGrid engine throughput: an AllReduce (ring by default) at n = 256 ... 4096 on an NVSwitch,
-// 1 GiB per rank, one straggler 1 ms late.
+// SimGrid engine throughput: an AllReduce (ring by default) at n = 256 ... 4096 on an NVSwitch
+// (or a topology file, e.g. the 2:1 oversubscribed cluster_h100_1024_2to1), 1 GiB per rank, one
+// straggler 1 ms late.
 //
 // Every simgrid run already happens in a forked child (see simgrid_engine.hpp); its CPU time
 // and peak RSS are read from getrusage(RUSAGE_CHILDREN). The baseline, measured in this process
-// on the same schedule and config, is the replay engine (exact event-free sweep on this
-// topology): x_replay = simgrid wall / replay wall. Also reported: transfers per second, the
+// on the same schedule and config, is the replay engine (the event-free sweep on an NVSwitch, the
+// event-driven max-min path on a contended fabric): x_replay = simgrid wall / replay wall. Also reported: transfers per second, the
 // simulated time of both engines (they must agree), and the growth exponent of wall time.
 //
-// usage: collsim_bench_simgrid [--max-n N] [--min-n N] [--algorithm NAME]
+// usage: collsim_bench_simgrid [--max-n N] [--min-n N] [--algorithm NAME] [--topology NAME|FILE]
 #include <fmt/format.h>
 #include <sys/resource.h>
 
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "collsim/algorithms/registry.hpp"
+#include "collsim/models/topology.hpp"
 #include "collsim/sim/replay_engine.hpp"
 #include "collsim/sim/simgrid_engine.hpp"
 #include "bench_support.hpp"
@@ -49,17 +51,20 @@ int main(int argc, char** argv) {
   collsim::Rank min_n = 256;
   collsim::Rank max_n = 4096;
   std::string algorithm = "ring";
+  std::string topology;  // empty: nvswitch
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--max-n") == 0) max_n = static_cast<collsim::Rank>(std::stoul(argv[i + 1]));
     else if (std::strcmp(argv[i], "--min-n") == 0) min_n = static_cast<collsim::Rank>(std::stoul(argv[i + 1]));
     else if (std::strcmp(argv[i], "--algorithm") == 0) algorithm = argv[i + 1];
+    else if (std::strcmp(argv[i], "--topology") == 0) topology = argv[i + 1];
     else {
-      fmt::print(stderr, "usage: collsim_bench_simgrid [--max-n N] [--min-n N] [--algorithm NAME]\n");
+      fmt::print(stderr, "usage: collsim_bench_simgrid [--max-n N] [--min-n N] [--algorithm NAME] [--topology NAME|FILE]\n");
       return 2;
     }
   }
   try {
-    fmt::print("simgrid engine, {} on nvswitch (3 us, 450 GiB/s), 1 GiB, one rank 1 ms late\n", algorithm);
+    fmt::print("simgrid engine, {} on {}, 1 GiB, one rank 1 ms late\n", algorithm,
+               topology.empty() ? std::string("nvswitch (3 us, 450 GiB/s)") : topology);
     fmt::print("wall_s: simgrid run() as a caller sees it (fork, SimGrid, result pipe); child_cpu_s and child_MiB\n"
                "from getrusage of the child; x_replay = simgrid wall / replay wall on the same input\n");
     fmt::print("{:>6} {:>11} {:>8} {:>11} {:>10} {:>9} {:>10} {:>9} {:>10} {:>9}\n", "n", "transfers", "wall_s",
@@ -71,7 +76,8 @@ int main(int argc, char** argv) {
       const collsim::Schedule s = collsim::generate_schedule(algorithm, collsim::AlgorithmOptions{n, {}, 0});
       collsim::RunConfig config;
       config.size_bytes = 1024.0 * 1024 * 1024;
-      config.topology = collsim::make_nvswitch(n, collsim::LinkModel{3e-6, 450.0 * 1024 * 1024 * 1024, 0.0});
+      config.topology = topology.empty() ? collsim::make_nvswitch(n, collsim::LinkModel{3e-6, 450.0 * 1024 * 1024 * 1024, 0.0})
+                                         : collsim::load_topology(topology, n);
       config.arrival_s.assign(n, 0.0);
       config.arrival_s[n - 1] = 1e-3;
 

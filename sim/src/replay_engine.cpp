@@ -153,7 +153,7 @@ class EventSim {
     std::uint32_t seen = 0;      // component-search epoch
     std::uint32_t num_links = 0; // binding links only
     bool fixed = false;
-    bool scheduled = false;      // a Complete event for the current rate is queued
+    bool scheduled = false;      // in due_ with the date its current rate gives
     std::array<std::uint32_t, kMaxRoute> link{};
     std::array<std::uint32_t, kMaxRoute> pos{};  // index of this flow in link_flows_[link[i]]
   };
