@@ -21,8 +21,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // A link binds when its flows' caps exceed its capacity by more than this (relative): rounding
 // in a sum of caps must not make an exactly full link look congested.
 constexpr double kBindTolerance = 1e-12;
-// Completions this close to the current date (seconds) happen at it; SimGrid's engine merges
-// events 1e-15 s apart the same way.
+// Completions this close after the current date (seconds) happen at it; SimGrid's engine merges
+// events 1e-15 s apart the same way. (Past ~8 s of simulated time now + 1e-15 == now: only exact
+// ties merge there, which is also what SimGrid's absolute precision does.)
 constexpr double kDateTolerance_s = 1e-15;
 
 // Per-link numbers in flat arrays: the hot loops touch nothing else.
@@ -53,6 +54,7 @@ struct Job {
   double chunk_bytes = 0;
   double gamma_s_per_byte = 0;
   bool record_trace = false;
+  bool prune_links = true;  // ReplayOptions::prune_links
 };
 
 bool transfer_ok(const Schedule& s, const Transfer& t) {
@@ -119,8 +121,8 @@ bool run_fast(const Job& job, RunResult& out) {
 // ---------------------------------------------------------------------------------------------
 // Event-driven path: ranks walk through their own rounds; a transfer starts at the rendezvous,
 // waits for its route latency, then becomes a flow whose rate is the max-min fair share over
-// its binding links. Rates are recomputed only for the connected group of links and flows an
-// event touches.
+// its links. Rates are recomputed once per simulated date, for the flows tied to what changed
+// through links that bind at that moment (see reshare()).
 class EventSim {
  public:
   explicit EventSim(const Job& job) : job_(job), s_(job.schedule), L_(job.links) { build_rank_lists(); }
@@ -151,7 +153,7 @@ class EventSim {
     double bottleneck_Bps = 0;
     double penalty = 1;          // sharing penalty: the route latency, or 1 when it is 0 (CM02)
     std::uint32_t seen = 0;      // component-search epoch
-    std::uint32_t num_links = 0; // binding links only
+    std::uint32_t num_links = 0; // links that can ever bind (LinkTable::binding) only
     bool fixed = false;
     bool scheduled = false;      // in due_ with the date its current rate gives
     std::array<std::uint32_t, kMaxRoute> link{};
@@ -214,6 +216,7 @@ class EventSim {
   std::vector<std::uint32_t> dirty_links_;
   std::vector<std::uint8_t> dirty_flag_;
   std::vector<std::uint32_t> started_;  // flows that became active since the last reshare
+  std::vector<std::uint8_t> bound_before_;  // per dirty link: link_binds_ before this reshare
   // Progressive filling's flows by the level at which their cap stops them.
   std::vector<std::pair<double, std::uint32_t>> caps_;
   std::vector<std::uint32_t> comp_links_;
@@ -502,6 +505,7 @@ void EventSim::mark_dirty(const std::uint32_t* links, std::uint32_t count) {
 // re-shared together shrink from every cross-leaf flow to the few leaves that are congested.
 bool EventSim::can_bind(std::uint32_t l) const {
   const auto& flows = link_flows_[l];
+  if (!job_.prune_links) return !flows.empty();
   if (flows.size() < 2) return false;  // a single flow's cap already includes this link
   double caps = 0;
   for (std::uint32_t slot : flows) caps += slots_[slot].bottleneck_Bps;
@@ -540,29 +544,33 @@ void EventSim::reshare(double now) {
       const std::uint32_t l = f.link[i];
       if (link_seen_[l] == epoch_) continue;
       link_seen_[l] = epoch_;
-      // link_binds_ is current for a link that is not dirty: only a change of its flows can
-      // change it, and that makes the link dirty (dirty links were all seen above).
+      // link_binds_ is current: only a change of its flows can change it, that makes the link
+      // dirty, and dirty links were updated (and marked seen) before any flow was taken in.
       if (link_binds_[l] != 0) stack_.push_back(l);
     }
   };
   // A dirty link that binds is re-shared with everything it connects to; one that stopped
   // binding frees its flows, which are re-shared; one that neither binds nor bound changes no
   // rate. Flows that just started are re-shared in any case.
+  // Every dirty link's status is brought up to date before any flow is taken in: add_flow reads
+  // the status of the other links of the flows it takes in, and those may be dirty too.
+  bound_before_.clear();
   for (std::uint32_t l : dirty_links_) {
     dirty_flag_[l] = 0;
     link_seen_[l] = epoch_;
-    const std::uint8_t bound = link_binds_[l];
+    bound_before_.push_back(link_binds_[l]);
     link_binds_[l] = can_bind(l) ? 1 : 0;
+  }
+  for (std::size_t i = 0; i < dirty_links_.size(); ++i) {
+    const std::uint32_t l = dirty_links_[i];
     if (link_binds_[l] != 0) {
       stack_.push_back(l);
-    } else if (bound != 0) {
+    } else if (bound_before_[i] != 0) {
       for (std::uint32_t slot : link_flows_[l]) add_flow(slot);
     }
   }
   dirty_links_.clear();
-  for (std::uint32_t slot : started_) {
-    if (slots_[slot].num_links > 0) add_flow(slot);  // (it may have ended at the same date)
-  }
+  for (std::uint32_t slot : started_) add_flow(slot);
   started_.clear();
   while (!stack_.empty()) {
     const std::uint32_t l = stack_.back();
@@ -635,12 +643,16 @@ void EventSim::reshare(double now) {
     if (capped || left == 0) continue;
     COLLSIM_ASSERT(best != kNone, "progressive filling found no limit for an unfixed flow");
     const double level = std::max(best_share, 0.0);
+    const std::size_t left_before = left;
     for (std::uint32_t slot : link_flows_[best]) {
       InFlight& f = slots_[slot];
       if (f.fixed) continue;
       fix(f, std::min(level / f.penalty, f.bottleneck_Bps));
       --left;
     }
+    // A link with unfixed flows always fixes one; if not, its counts are wrong and the loop
+    // would never end.
+    COLLSIM_ASSERT(left < left_before, "progressive filling made no progress");
   }
   for (std::uint32_t slot : comp_flows_) {
     InFlight& f = slots_[slot];
@@ -665,6 +677,7 @@ RunResult ReplayEngine::run(const Schedule& schedule, const RunConfig& config) {
   Job job{schedule, topo, links, std::move(arrivals), {}, 0.0, topo.link.gamma_s_per_byte, config.record_trace};
   job.gate_s = phase_gates(schedule, job.arrival_s, config.start);
   job.chunk_bytes = config.size_bytes / schedule.num_chunks;
+  job.prune_links = options_.prune_links;
 
   RunResult result;
   result.engine = "replay";

@@ -288,6 +288,51 @@ TEST(Replay, ALeafUplinkBindsOnlyWhileItsFlowsWantMoreThanItHas) {
   expect_rel(uneven.finish_s[8], lat + 1.25 * m / nic);
 }
 
+// Re-sharing only through links that can bind gives the same rates as re-sharing everything
+// connected. Random multi-port schedules on fabrics where that is delicate: dgx1 (one- and
+// two-hop routes with different penalties, single and double NVLinks, so links stop binding
+// while others still bind) and oversubscribed clusters whose leaf uplinks are narrower than a NIC.
+TEST(Replay, PrunedSharingEqualsFullReshare) {
+  std::mt19937_64 rng(2718);
+  const auto pick = [&rng](std::uint64_t bound) { return static_cast<std::uint32_t>(rng() % bound); };
+  ReplayEngine pruned(ReplayOptions{false, true});
+  ReplayEngine full(ReplayOptions{false, false});
+  for (int c = 0; c < 300; ++c) {
+    Topology topo;
+    if (c % 2 == 0) {
+      topo = make_dgx1(8, LinkModel{pick(2) ? kAlpha : 0.0, 25e9, 0.0});
+    } else {
+      ClusterSpec spec;
+      spec.gpus_per_node = 1 + pick(2);
+      spec.nodes_per_leaf = 1 + pick(2);
+      spec.oversubscription = 1.5 + pick(4);
+      spec.rail_optimized = pick(2) == 1;
+      topo = make_cluster(6 + pick(7), spec, 0.0, "random_over");
+    }
+    const Rank n = topo.n;
+    const auto rounds = test::random_rounds(rng, n, 8, 1 + pick(3), 3 * n);
+    const Schedule s = hand(n, 8, 3 * n, {rounds});
+    std::vector<double> arrival(n, 0.0);
+    for (Rank r = 0; r < n; ++r) arrival[r] = pick(3) == 0 ? 1e-6 * pick(300) : 0.0;
+    const RunConfig cfg = config(topo, 8.0 * (1 << 20), pick(2) ? StartMode::Eager : StartMode::Barrier, arrival);
+    const RunResult a = pruned.run(s, cfg);
+    const RunResult b = full.run(s, cfg);
+    for (Rank r = 0; r < n; ++r) {
+      EXPECT_NEAR(a.finish_s[r], b.finish_s[r], 1e-9 * b.finish_s[r]) << "case " << c << " " << topo.name << " rank " << r;
+    }
+  }
+}
+
+// Two flows share GPU 0's up link; the longer one has 135 bytes (0.3 ns) left when the shorter
+// ends. Only completions within 1e-15 s are merged: these stay apart.
+TEST(Replay, CompletionsASubNanosecondApartStayApart) {
+  const double c = 135;
+  const Schedule s = hand(3, 2001, 2, {{{tx(0, 1, 0, 1000), tx(0, 2, 1000, 1001)}}});
+  const RunResult r = replay(s, config(make_nvswitch(3, kLink), 2001 * c), false);
+  expect_rel(r.finish_s[1], kAlpha + 2000 * c / kB, 1e-14);
+  expect_rel(r.finish_s[2], kAlpha + 2001 * c / kB, 1e-14);
+}
+
 TEST(Replay, RejectsConfigsThatDoNotFit) {
   const Schedule s = generate_schedule("ring", AlgorithmOptions{4, {}, 0});
   const Topology t = make_nvswitch(4, kLink);

@@ -435,6 +435,24 @@ TEST(SimGrid, RandomContentionOnOversubscribedClustersAgreesWithReplay) {
   }
 }
 
+// Random multi-port schedules on a DGX-1: forwarded two-hop flows (half the CM02 weight of a
+// direct one) share single and double NVLinks with direct flows.
+TEST(SimGrid, RandomContentionOnDgx1AgreesWithReplay) {
+  std::mt19937_64 rng(1618);
+  const auto pick = [&rng](std::uint64_t bound) { return static_cast<std::uint32_t>(rng() % bound); };
+  const Topology topo = make_dgx1(8, LinkModel{kAlpha, 25e9, 0.0});
+  for (int c = 0; c < 60; ++c) {
+    const auto rounds = test::random_rounds(rng, 8, 8, 1 + pick(3), 20);
+    const Schedule s = hand(8, 8, 24, {rounds});
+    std::vector<double> arrival(8, 0.0);
+    arrival[pick(8)] = 1e-6 * pick(100);
+    const RunConfig cfg = config(topo, 8.0 * (1 << 20), StartMode::Eager, arrival);
+    const RunResult a = simgrid(s, cfg);
+    const RunResult b = make_replay_engine()->run(s, cfg);
+    for (Rank r = 0; r < 8; ++r) expect_rel(a.finish_s[r], b.finish_s[r], 1e-9, "case " + std::to_string(c));
+  }
+}
+
 #else
 
 TEST(SimGrid, NotBuilt) { GTEST_SKIP() << "collsim was built without SimGrid"; }

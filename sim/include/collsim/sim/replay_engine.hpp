@@ -13,8 +13,9 @@
 //    the share of a direct one on a link they share;
 //  * the sender is done when the data has arrived; a `reduce` receiver adds m * gamma
 //    (topology.link.gamma_s_per_byte) after that;
-//  * flows due within 1e-15 s of each other complete together (SimGrid's surf/precision does the
-//    same). On a congested fabric the model amplifies tiny differences: a flow that ends a
+//  * a flow due within 1e-15 s after the date being processed completes at that date (SimGrid's
+//    surf/precision does the same; beyond ~8 s of simulated time 1e-15 s is below a double's
+//    resolution and only exact ties merge). On a congested fabric the model amplifies tiny differences: a flow that ends a
 //    rounding error before its peers starts its next round alone, gains bandwidth and doubles
 //    its lead; over dozens of rounds 1e-18 s grows to microseconds. Merging near-equal dates
 //    keeps flows that tie in exact arithmetic tied.
@@ -40,6 +41,10 @@ struct ReplayOptions {
   /// Use the one-sweep path when it is exact. Tests switch it off to check the event-driven
   /// path against it.
   bool allow_fast_path = true;
+  /// Re-share bandwidth only through links that can bind (their flows' caps exceed their
+  /// capacity). Tests switch it off (every link with a flow then counts) to check the pruning
+  /// against re-sharing the whole connected group; the rates are the same either way.
+  bool prune_links = true;
 };
 
 class ReplayEngine final : public Engine {
