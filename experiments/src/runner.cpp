@@ -99,7 +99,9 @@ class Executor {
     }
   }
 
-  UnitResult run(const WorkUnit& unit) {
+  /// `reference_elsewhere`: another point of the study is this point's no-delay reference
+  /// (no_delay_references), so the reference is not simulated here unless already cached.
+  UnitResult run(const WorkUnit& unit, bool reference_elsewhere) {
     const Point p = grid_.point(unit.point);
     const Rank n = spec_.n[p.n];
     const AlgorithmInfo& info = find_algorithm(spec_.algorithms[p.algorithm]);
@@ -161,7 +163,7 @@ class Executor {
       const auto key = no_delay_key(straggler_of(expected));
       if (auto it = no_delay_s_.find(key); it != no_delay_s_.end()) {
         out.time_no_delay_s = it->second;
-      } else {
+      } else if (!reference_elsewhere) {
         const Schedule& schedule = schedule_for(expected);
         config.arrival_s.assign(n, 0.0);
         out.time_no_delay_s = engine.run(schedule, config).time_s;
@@ -208,6 +210,7 @@ StudyResult run_study(const SweepGrid& grid, const RunnerOptions& options) {
   }
   const bool root = split->rank() == 0;
   const std::vector<WorkUnit> units = make_units(grid);
+  const std::vector<std::size_t> references = no_delay_references(grid);
 
   StudyResult result;
   result.units_total = units.size();
@@ -266,7 +269,8 @@ StudyResult run_study(const SweepGrid& grid, const RunnerOptions& options) {
         if (root) ++expected_remote;
         continue;
       }
-      UnitResult u = executor.run(units[remaining[k]]);
+      const WorkUnit& unit = units[remaining[k]];
+      UnitResult u = executor.run(unit, references[unit.point] != kNoReference);
       if (root) {
         accept(std::move(u));
         while (auto message = split->receive(false)) handle_message(*message);
@@ -312,6 +316,16 @@ StudyResult run_study(const SweepGrid& grid, const RunnerOptions& options) {
     p.peak_rss_bytes = std::max(p.peak_rss_bytes, u.peak_rss_bytes);
     for (const auto& t : u.trials) p.transfers += t.transfers;
     p.resumed = p.resumed && u.resumed;
+  }
+  // A delayed point whose no-delay reference is another point's run (it may have run in
+  // another process) takes it from that point's first trial: the same engine, schedule and
+  // config, so the same number a local run would give.
+  for (std::size_t i = 0; i < result.points.size(); ++i) {
+    PointResult& p = result.points[i];
+    if (!p.active || !std::isnan(p.time_no_delay_s) || references[i] == kNoReference) continue;
+    const PointResult& reference = result.points[references[i]];
+    COLLSIM_ASSERT(reference.active && !reference.trials.empty(), "a no-delay reference point ran");
+    p.time_no_delay_s = reference.trials.front().time_s;
   }
   for (auto& p : result.points) p.resumed = p.active && p.resumed;
   result.wall_s = seconds_since(start);

@@ -1,8 +1,12 @@
 #include "collsim/experiments/sweep.hpp"
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <tuple>
 
 #include "collsim/algorithms/registry.hpp"
+#include "collsim/models/arrival.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/random.hpp"
 
@@ -101,6 +105,60 @@ std::vector<WorkUnit> make_units(const SweepGrid& grid) {
     }
   }
   return units;
+}
+
+std::vector<std::size_t> no_delay_references(const SweepGrid& grid) {
+  const ExperimentSpec& spec = grid.spec();
+  std::vector<std::size_t> reference(grid.num_points(), kNoReference);
+  // The schedule a run uses depends on the expected straggler only for straggler-aware
+  // algorithms (the runner's rule: first expected straggler, else n - 1).
+  const auto schedule_straggler = [&](const Point& p, const std::vector<std::uint32_t>& expected) -> Rank {
+    const Rank n = spec.n[p.n];
+    return find_algorithm(spec.algorithms[p.algorithm]).straggler_aware && !expected.empty() ? expected.front() : n - 1;
+  };
+  // Per (arrival, n): whether every trial is all zeros, with the expected stragglers of trial 0
+  // (all trials must expect the same ones), and the expected stragglers of the model itself.
+  struct ArrivalFacts {
+    bool all_zero = false;
+    std::vector<std::uint32_t> zero_expected;
+    std::vector<std::uint32_t> model_expected;
+  };
+  std::map<std::pair<std::size_t, std::size_t>, ArrivalFacts> facts;
+  const auto facts_of = [&](const Point& p) -> const ArrivalFacts& {
+    const auto key = std::make_pair(p.arrival, p.n);
+    if (auto it = facts.find(key); it != facts.end()) return it->second;
+    const Rank n = spec.n[p.n];
+    ArrivalProcess process(arrival_for(spec.arrivals[p.arrival], n), n, arrival_seed(spec.seed, p.arrival, n));
+    ArrivalFacts f;
+    f.model_expected = process.spec().expected_stragglers();
+    f.all_zero = true;
+    for (std::uint32_t t = 0; t < spec.trials && f.all_zero; ++t) {
+      const Arrivals a = process.at(t);
+      f.all_zero = std::all_of(a.arrival_s.begin(), a.arrival_s.end(), [](double x) { return x == 0.0; }) &&
+                   (t == 0 || a.expected_stragglers == f.zero_expected);
+      if (t == 0) f.zero_expected = a.expected_stragglers;
+    }
+    return facts.emplace(key, std::move(f)).first->second;
+  };
+  using Scenario = std::tuple<std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, Rank>;
+  const auto scenario = [](const Point& p, Rank straggler) {
+    return Scenario{p.algorithm, p.n, p.size, p.topology, p.engine, p.start, straggler};
+  };
+  std::map<Scenario, std::size_t> zero_points;  // the first all-zero point of each scenario
+  for (std::size_t i = 0; i < grid.num_points(); ++i) {
+    const Point p = grid.point(i);
+    const ArrivalFacts& f = facts_of(p);
+    if (f.all_zero) zero_points.emplace(scenario(p, schedule_straggler(p, f.zero_expected)), i);
+  }
+  for (std::size_t i = 0; i < grid.num_points(); ++i) {
+    const Point p = grid.point(i);
+    const ArrivalFacts& f = facts_of(p);
+    if (f.all_zero) continue;
+    if (auto it = zero_points.find(scenario(p, schedule_straggler(p, f.model_expected))); it != zero_points.end()) {
+      reference[i] = it->second;
+    }
+  }
+  return reference;
 }
 
 }  // namespace collsim

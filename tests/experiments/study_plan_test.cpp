@@ -14,6 +14,7 @@
 
 #include "collsim/experiments/cli.hpp"
 #include "collsim/experiments/output.hpp"
+#include "collsim/experiments/sweep.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/topology.hpp"
 
@@ -179,6 +180,82 @@ TEST(StudyPlan, DryRunWritesNothing) {
   std::ostringstream help, err3;
   EXPECT_EQ(run_cli({"run", "--help"}, help, err3), 0);
   EXPECT_NE(help.str().find("--dry-run"), std::string::npos);
+}
+
+// The no-delay reference of a delayed point is the delay-0 point of the same scenario.
+TEST(NoDelayReference, DelaySweepPointsUseTheDelayZeroPoint) {
+  const ExperimentSpec spec = make_spec("name: t\nalgorithms: [stragglar]\nn: [8, 16]\ndelays: [0, 1ms, 2ms]\n");
+  const SweepGrid grid(spec);
+  const std::vector<std::size_t> refs = no_delay_references(grid);
+  ASSERT_EQ(refs.size(), grid.num_points());
+  for (std::size_t i = 0; i < grid.num_points(); ++i) {
+    const Point p = grid.point(i);
+    if (p.arrival == 0) {
+      EXPECT_EQ(refs[i], kNoReference) << i;
+      continue;
+    }
+    ASSERT_NE(refs[i], kNoReference) << i;
+    const Point r = grid.point(refs[i]);
+    EXPECT_EQ(r.arrival, 0u);
+    EXPECT_EQ(std::tie(r.algorithm, r.n, r.size, r.topology, r.engine, r.start),
+              std::tie(p.algorithm, p.n, p.size, p.topology, p.engine, p.start));
+  }
+}
+
+TEST(NoDelayReference, NoneWithoutAnAllZeroPointOfTheSameStraggler) {
+  for (const char* text : {"name: t\nalgorithms: [ring]\nn: 8\ndelays: [1ms, 2ms]\n",
+                           "name: t\nalgorithms: [ring]\nn: 8\ntrials: 3\narrival:\n"
+                           "  - {label: a, model: stragglers, rank: 7, delay: {distribution: lognormal, median: 1ms, mean: 2ms}}\n"
+                           "  - {label: b, model: stragglers, rank: 7, delay: 1ms}\n"}) {
+    const ExperimentSpec spec = make_spec(text);
+    const SweepGrid grid(spec);  // (keeps a pointer to the spec)
+    for (std::size_t r : no_delay_references(grid)) EXPECT_EQ(r, kNoReference) << text;
+  }
+  // A zero-delay straggler at rank 3 is the reference of a delayed rank-3 point of a
+  // straggler-aware algorithm, not of a rank-5 one; Ring's schedule ignores the straggler.
+  const ExperimentSpec spec = make_spec(
+      "name: t\nalgorithms: [stragglar]\nn: 8\narrival:\n"
+      "  - {label: zero, model: stragglers, rank: 3, delay: 0}\n"
+      "  - {label: same, model: stragglers, rank: 3, delay: 1ms}\n"
+      "  - {label: other, model: stragglers, rank: 5, delay: 1ms}\n");
+  const SweepGrid grid(spec);
+  const std::vector<std::size_t> refs = no_delay_references(grid);
+  for (std::size_t i = 0; i < grid.num_points(); ++i) {
+    const Point p = grid.point(i);
+    const bool stragglar = spec.algorithms[p.algorithm] == "stragglar";
+    const bool expect_reference = p.arrival == 1 || (p.arrival == 2 && !stragglar);
+    EXPECT_EQ(refs[i] != kNoReference, expect_reference) << spec.algorithms[p.algorithm] << " arrival " << p.arrival;
+  }
+}
+
+// The second of two processes, as mpirun -np 2 would run it: it keeps what it would send.
+class SecondOfTwo final : public WorkSplit {
+ public:
+  int rank() const override { return 1; }
+  int size() const override { return 2; }
+  void broadcast(std::string& /*bytes*/) override {}
+  void send_to_root(std::string message) override { sent.push_back(std::move(message)); }
+  std::optional<std::string> receive(bool /*wait*/) override { return std::nullopt; }
+  void finish_sends() override {}
+  void abort(int /*code*/) override {}
+  std::vector<std::string> sent;
+};
+
+// Under MPI the delay-0 and the delayed point of a scenario run in different processes; the one
+// running the delayed point must not simulate the no-delay reference again (at thousands of
+// GPUs that doubles its time), since the root takes it from the delay-0 point.
+TEST(NoDelayReference, AProcessRunningOnlyTheDelayedPointDoesNotSimulateIt) {
+  const ExperimentSpec spec = make_spec("name: t\nalgorithms: [ring]\nn: 8\ndelays: [0, 1ms]\n");
+  const SweepGrid grid(spec);
+  ASSERT_EQ(make_units(grid).size(), 2u);  // unit 1 (the 1 ms point) is the second process's
+  std::map<std::string, int> runs;
+  SecondOfTwo split;
+  RunnerOptions options;
+  options.engine_factory = counting_factory(runs);
+  options.split = &split;
+  (void)run_study(grid, options);
+  EXPECT_EQ(runs["replay"], 1);
+  EXPECT_EQ(split.sent.size(), 1u);
 }
 
 }  // namespace

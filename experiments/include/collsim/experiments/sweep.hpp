@@ -72,4 +72,14 @@ std::uint32_t trials_per_unit(Rank n, std::uint32_t trials);
 /// The units of every active point, in point order, trials ascending.
 std::vector<WorkUnit> make_units(const SweepGrid& grid);
 
+/// For each point, another point whose runs are its no-delay reference (for
+/// hidden_delay_fraction), or kNoReference: a point of the same algorithm, n, size, topology,
+/// engine and start mode, for the same expected straggler, whose every trial has every rank
+/// arriving at 0 (a `delays: [0, ...]` sweep has one). The runner then takes the reference from
+/// that point's first trial instead of simulating it again in every process that runs a delayed
+/// point of the scenario: under MPI the delayed and the delay-0 point run side by side.
+/// Points that are themselves all-zero, and points without such a sibling, get kNoReference.
+inline constexpr std::size_t kNoReference = static_cast<std::size_t>(-1);
+std::vector<std::size_t> no_delay_references(const SweepGrid& grid);
+
 }  // namespace collsim
