@@ -139,7 +139,7 @@ void validate(ExperimentSpec& spec) {
         // The engine auto stands for does not depend on n: resolve once per topology.
         if (spec.resolved_engines[i].empty()) {
           for (const auto& engine : spec.engines) {
-            spec.resolved_engines[i].emplace_back(resolve_engine_name(engine, topology));
+            spec.resolved_engines[i].emplace_back(resolve_engine_name(engine));
           }
         }
       } catch (const ConfigError& e) {

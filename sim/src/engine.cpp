@@ -31,7 +31,7 @@ std::unique_ptr<Engine> make_engine(std::string_view name) {
   throw ConfigError(fmt::format("unknown engine '{}' (known: closed_form, replay, simgrid)", name));
 }
 
-std::string_view resolve_engine_name(std::string_view name, const Topology& /*topology*/) {
+std::string_view resolve_engine_name(std::string_view name) {
   return name == kAutoEngine ? std::string_view("replay") : name;
 }
 

@@ -155,7 +155,6 @@ class EventSim {
     std::uint32_t seen = 0;      // component-search epoch
     std::uint32_t num_links = 0; // links that can ever bind (LinkTable::binding) only
     bool fixed = false;
-    bool scheduled = false;      // in due_ with the date its current rate gives
     std::array<std::uint32_t, kMaxRoute> link{};
     std::array<std::uint32_t, kMaxRoute> pos{};  // index of this flow in link_flows_[link[i]]
   };
@@ -394,7 +393,6 @@ void EventSim::start(std::uint32_t g, std::uint32_t round, double t) {
   f.remaining = f.bytes;
   f.rate = 0;
   f.fixed = false;
-  f.scheduled = false;
   job_.topo.route_into(tr.src, tr.dst, route_);
   double latency = 0;
   f.bottleneck_Bps = kInf;
@@ -419,7 +417,6 @@ void EventSim::activate(std::uint32_t slot, double now) {
   f.last_s = now;
   if (f.num_links == 0) {
     f.rate = f.bottleneck_Bps;
-    f.scheduled = true;
     due_.set(slot, now + f.bytes / f.rate);
     return;
   }
@@ -447,7 +444,6 @@ void EventSim::complete(std::uint32_t slot, double now) {
   }
   mark_dirty(f.link.data(), f.num_links);
   f.num_links = 0;
-  f.scheduled = false;
   data_arrived(slot, now);
 }
 
@@ -656,11 +652,10 @@ void EventSim::reshare(double now) {
   }
   for (std::uint32_t slot : comp_flows_) {
     InFlight& f = slots_[slot];
-    if (f.scheduled && f.rate == f.old_rate) continue;
+    if (due_.contains(slot) && f.rate == f.old_rate) continue;
     f.remaining = std::max(0.0, f.remaining - f.old_rate * (now - f.last_s));
     f.last_s = now;
-    f.scheduled = f.rate > 0;
-    if (f.scheduled) {
+    if (f.rate > 0) {
       due_.set(slot, now + f.remaining / f.rate);
     } else {
       due_.erase(slot);

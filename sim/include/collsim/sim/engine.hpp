@@ -63,8 +63,8 @@ std::unique_ptr<Engine> make_engine(std::string_view name);
 /// fabrics (and auto picked simgrid there) keep working.
 inline constexpr std::string_view kAutoEngine = "auto";
 
-/// The engine that runs on `topology` when `name` is chosen: "replay" for kAutoEngine, any other
-/// name unchanged (not checked). Never throws.
-std::string_view resolve_engine_name(std::string_view name, const Topology& topology);
+/// The engine that runs when `name` is chosen: "replay" for kAutoEngine, any other name unchanged
+/// (not checked). Never throws.
+std::string_view resolve_engine_name(std::string_view name);
 
 }  // namespace collsim
