@@ -10,6 +10,7 @@
 
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/models/error.hpp"
+#include "execution_core.hpp"
 
 namespace collsim {
 namespace {
@@ -40,6 +41,86 @@ Timed later(const Timed& a, const Timed& b) {
   const auto key = [](const Timed& x) { return std::make_tuple(x.reduce_bytes, sum(x.bytes), sum(x.latency)); };
   return key(b) > key(a) ? b : a;
 }
+
+struct TimedAlgebra {
+  using Time = Timed;
+  static Timed later(const Timed& a, const Timed& b) { return collsim::later(a, b); }
+  static Timed at_least(const Timed& t, double gate_s) { return collsim::later(t, Timed{gate_s, {}, {}, 0}); }
+  static Timed applied(Timed arrived, const Transfer& t, double bytes, double apply_s) {
+    if (t.op == Op::Reduce) arrived.reduce_bytes += bytes;  // counted even at gamma = 0, so a fit sees it
+    arrived.t += apply_s;
+    return arrived;
+  }
+};
+
+// The network of the cost walk: each transfer pays its route's latency and its bytes at the
+// route's bottleneck, where a link that carries several transfers of one round charges each of
+// them the link's total bytes of the round (fair sharing of a port by equal transfers that start
+// together), and counts what it charged per link class.
+class CountingNet {
+ public:
+  CountingNet(const Schedule& schedule, const Topology& topology, const detail::CostRules& rules)
+      : s_(schedule), topo_(topology), rules_(rules), link_bytes_(topology.links.size(), 0.0),
+        binding_(topology.links.size()) {
+    for (std::size_t l = 0; l < binding_.size(); ++l) {
+      binding_[l] = topology.never_binding(static_cast<std::uint32_t>(l)) ? 0 : 1;
+    }
+  }
+
+  bool begin_round(std::uint32_t /*phase*/, std::uint32_t /*round*/, std::span<const Transfer> round) {
+    for (const std::uint32_t l : touched_) link_bytes_[l] = 0.0;
+    touched_.clear();
+    routes_.resize(round.size());
+    next_ = 0;
+    for (std::size_t i = 0; i < round.size(); ++i) {
+      const Transfer& x = round[i];
+      COLLSIM_ASSERT(x.src < s_.n && x.dst < s_.n, fmt::format("transfer {} -> {}", x.src, x.dst));
+      topo_.route_into(x.src, x.dst, routes_[i]);
+      for (const std::uint32_t l : routes_[i]) {
+        if (binding_[l] == 0) continue;
+        if (link_bytes_[l] == 0.0) touched_.push_back(l);
+        link_bytes_[l] += rules_.bytes(x);
+      }
+    }
+    return true;
+  }
+
+  Timed arrive(const Transfer& x, Timed arrived) {
+    const auto& links = topo_.links;
+    const double bytes = rules_.bytes(x);
+    double latency_s = 0;
+    double byte_time_s = -1;
+    std::uint32_t bottleneck = 0;
+    double bottleneck_bytes = 0;
+    for (const std::uint32_t l : routes_[next_++]) {
+      const LinkSpec& link = links[l];
+      latency_s += link.latency_s;
+      arrived.latency[link.link_class] += link.latency_share;
+      const double charged = binding_[l] != 0 ? link_bytes_[l] : bytes;
+      const double time_s = charged / link.bandwidth_Bps;
+      if (time_s > byte_time_s) {
+        byte_time_s = time_s;
+        bottleneck = l;
+        bottleneck_bytes = charged;
+      }
+    }
+    arrived.bytes[links[bottleneck].link_class] += bottleneck_bytes / links[bottleneck].bandwidth_multiple;
+    arrived.t += latency_s + byte_time_s;
+    return arrived;
+  }
+
+  void on_transfer(std::uint32_t, std::uint32_t, const Transfer&, const Timed&, const Timed&) {}
+
+ private:
+  const Schedule& s_;
+  const Topology& topo_;
+  const detail::CostRules& rules_;
+  std::vector<double> link_bytes_;
+  std::vector<std::uint8_t> binding_;
+  std::vector<std::uint32_t> touched_;
+  std::vector<std::vector<std::uint32_t>> routes_;
+  std::size_t next_ = 0;
+};
 
 }  // namespace
 
@@ -99,66 +180,12 @@ ClassCostCoefficients schedule_cost_coefficients(const Schedule& schedule, doubl
                                   classes, kMaxLinkClasses));
   }
   COLLSIM_ASSERT(schedule.num_chunks > 0, "a schedule has at least one chunk");
-  const double chunk_bytes = size_bytes / schedule.num_chunks;
-  const double gamma = topology.link.gamma_s_per_byte;
-  const auto& links = topology.links;
-  std::vector<std::uint8_t> binding(links.size());
-  for (std::size_t l = 0; l < links.size(); ++l) binding[l] = topology.never_binding(static_cast<std::uint32_t>(l)) ? 0 : 1;
-  std::vector<double> link_bytes(links.size(), 0.0);
-  std::vector<std::uint32_t> touched;
-  std::vector<std::vector<std::uint32_t>> routes;
+  const detail::CostRules rules{size_bytes / schedule.num_chunks, topology.link.gamma_s_per_byte};
+  CountingNet net(schedule, topology, rules);
   std::vector<Timed> ready(schedule.n);
-  std::vector<Timed> next(schedule.n);
-  for (const Phase& phase : schedule.phases) {
-    for (std::size_t r = 0; r < phase.num_rounds(); ++r) {
-      const auto round = phase.round(r);
-      for (const std::uint32_t l : touched) link_bytes[l] = 0.0;
-      touched.clear();
-      routes.resize(round.size());
-      for (std::size_t i = 0; i < round.size(); ++i) {
-        const Transfer& x = round[i];
-        COLLSIM_ASSERT(x.src < schedule.n && x.dst < schedule.n, fmt::format("transfer {} -> {}", x.src, x.dst));
-        topology.route_into(x.src, x.dst, routes[i]);
-        for (const std::uint32_t l : routes[i]) {
-          if (binding[l] == 0) continue;
-          if (link_bytes[l] == 0.0) touched.push_back(l);
-          link_bytes[l] += x.chunk_count * chunk_bytes;
-        }
-      }
-      next = ready;
-      for (std::size_t i = 0; i < round.size(); ++i) {
-        const Transfer& x = round[i];
-        const double bytes = x.chunk_count * chunk_bytes;
-        Timed arrived = later(ready[x.src], ready[x.dst]);
-        double latency_s = 0;
-        double byte_time_s = -1;
-        std::uint32_t bottleneck = 0;
-        double bottleneck_bytes = 0;
-        for (const std::uint32_t l : routes[i]) {
-          const LinkSpec& link = links[l];
-          latency_s += link.latency_s;
-          arrived.latency[link.link_class] += link.latency_share;
-          const double charged = binding[l] != 0 ? link_bytes[l] : bytes;
-          const double time_s = charged / link.bandwidth_Bps;
-          if (time_s > byte_time_s) {
-            byte_time_s = time_s;
-            bottleneck = l;
-            bottleneck_bytes = charged;
-          }
-        }
-        arrived.bytes[links[bottleneck].link_class] += bottleneck_bytes / links[bottleneck].bandwidth_multiple;
-        arrived.t += latency_s + byte_time_s;
-        next[x.src] = later(next[x.src], arrived);
-        Timed applied = arrived;
-        if (x.op == Op::Reduce) {
-          applied.reduce_bytes += bytes;
-          applied.t += bytes * gamma;
-        }
-        next[x.dst] = later(next[x.dst], applied);
-      }
-      ready.swap(next);
-    }
-  }
+  const std::vector<double> no_gates(schedule.phases.size(), 0.0);
+  const bool swept = detail::dataflow_sweep<TimedAlgebra>(schedule, no_gates, rules, ready, net);
+  COLLSIM_ASSERT(swept, "the cost walk times every round");
   Timed last;
   for (const Timed& t : ready) last = later(last, t);
   ClassCostCoefficients out;

@@ -1,0 +1,275 @@
+// The per-rank execution rules of schedule.hpp, written once for every engine (private to sim/).
+//
+// The rules: each rank walks its own rounds in order (phases concatenated) and skips rounds in
+// which it has nothing to do; it cannot act before its arrival; a transfer starts when both of its
+// endpoints have reached its round (rendezvous) and not before its phase's gate (barrier mode);
+// a rank moves to its next round when all its transfers of the current one are done; the sender of
+// a transfer is done when the data has arrived, a reducing receiver when it has also added the
+// data (CostRules). An engine supplies only its network model: when a started flow's data arrives.
+//
+// Two ways to drive the rules, one for each kind of network model:
+//  * RankWalk, event-driven, for networks in which a flow's duration depends on what else is in
+//    flight (max-min sharing in replay's event path, SimGrid). The engine owns the clock; the walk
+//    tells it which flows to start and which wake-ups to schedule, and the engine reports back
+//    when a flow's data arrived and when a wake-up fires.
+//  * dataflow_sweep(), one pass in round order, for networks in which a flow's duration is known
+//    when it starts (replay's contention-free fast path, calibration's cost walk). There a
+//    transfer's start is max(ready(src), ready(dst), gate) with ready(r) the end of r's previous
+//    round: the rendezvous rule in closed form. The sweep is generic in its time type so that the
+//    cost walk can carry critical-path coefficients along with the times.
+// Both drive the same RankRounds index and CostRules; tests check that they agree.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "collsim/algorithms/schedule.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/sim/engine.hpp"
+#include "collsim/sim/run_checks.hpp"
+
+namespace collsim::detail {
+
+inline constexpr std::uint32_t kNoRound = std::numeric_limits<std::uint32_t>::max();
+
+/// What a transfer costs besides the network: the receiver's reduction. Every engine charges it
+/// through here, so a new per-transfer or per-round cost is added in one place.
+struct CostRules {
+  double chunk_bytes = 0;        ///< bytes per chunk (buffer size / num_chunks)
+  double gamma_s_per_byte = 0;   ///< reduction cost at a `reduce` receiver
+
+  double bytes(const Transfer& t) const { return t.chunk_count * chunk_bytes; }
+  /// Seconds a receiver spends applying `t` after its data arrived (0 for a copy).
+  double apply_s(const Transfer& t) const {
+    return t.op == Op::Reduce ? bytes(t) * gamma_s_per_byte : 0.0;
+  }
+};
+
+/// Each rank's own rounds in CSR layout, and the global numbering of transfers (schedule order)
+/// and rounds (phases concatenated). Built once per run; validates every transfer.
+class RankRounds {
+ public:
+  /// Throws ScheduleError for a malformed transfer, ConfigError past 2^32 - 1 transfers.
+  explicit RankRounds(const Schedule& schedule);
+
+  const Schedule& schedule() const { return s_; }
+  std::uint32_t num_rounds() const { return static_cast<std::uint32_t>(round_phase_.size()); }
+  std::uint64_t num_transfers() const { return num_transfers_; }
+  std::uint32_t phase_of(std::uint32_t round) const { return round_phase_[round]; }
+  std::uint32_t local_round(std::uint32_t round) const { return round_local_[round]; }
+  /// Global transfer g of global round `round`.
+  const Transfer& transfer(std::uint32_t g, std::uint32_t round) const {
+    const std::uint32_t p = round_phase_[round];
+    return s_.phases[p].transfers()[g - phase_first_[p]];
+  }
+
+  /// Rank r's rank-rounds are [first(r), end(r)); rank-round k is global round round_of(k) and
+  /// its transfers are xfers(k).
+  std::uint64_t first(Rank r) const { return rr_begin_[r]; }
+  std::uint64_t end(Rank r) const { return rr_begin_[r + 1]; }
+  std::uint32_t round_of(std::uint64_t k) const { return rr_round_[k]; }
+  std::span<const std::uint32_t> xfers(std::uint64_t k) const {
+    return {rank_xfers_.data() + rr_xfer_[k], static_cast<std::size_t>(rr_xfer_[k + 1] - rr_xfer_[k])};
+  }
+
+ private:
+  const Schedule& s_;
+  std::uint64_t num_transfers_ = 0;
+  std::vector<std::uint32_t> round_phase_;
+  std::vector<std::uint32_t> round_local_;
+  std::vector<std::uint64_t> phase_first_;
+  std::vector<std::uint64_t> rr_begin_;
+  std::vector<std::uint32_t> rr_round_;
+  std::vector<std::uint64_t> rr_xfer_;
+  std::vector<std::uint32_t> rank_xfers_;
+};
+
+/// A wake-up the walk asks its engine for: at its date, the engine calls RankWalk::wake(w).
+struct Wake {
+  enum class Kind : std::uint8_t { Arrive, GateOpens, Applied };
+  Kind kind;
+  std::uint32_t id;     ///< rank (Arrive) or global transfer (GateOpens, Applied)
+  std::uint32_t round;  ///< global round of the transfer (GateOpens, Applied)
+};
+
+/// The event-driven walk. `Net` is the engine; it provides
+///   void wake_at(double date_s, Wake w);                          // call walk.wake(w) then
+///   void start_flow(std::uint32_t g, std::uint32_t round, double now_s);  // carry transfer g,
+///                                      // then call walk.data_arrived(g, round, date) once
+/// Dates passed to wake_at are never earlier than the date being processed.
+template <class Net>
+class RankWalk {
+ public:
+  RankWalk(const RankRounds& index, std::span<const double> arrival_s, std::span<const double> gate_s,
+           CostRules rules, bool record_trace)
+      : x_(index), arrival_s_(arrival_s), gate_s_(gate_s), rules_(rules), record_trace_(record_trace) {
+    const Rank n = index.schedule().n;
+    cur_rr_.assign(n, 0);
+    cur_round_.assign(n, kNoRound);
+    pending_.assign(n, 0);
+    finish_s_.assign(arrival_s.begin(), arrival_s.end());
+    if (record_trace_) {
+      start_s_.resize(index.num_transfers());
+      trace_.resize(index.num_transfers());
+    }
+  }
+
+  const CostRules& rules() const { return rules_; }
+
+  /// Asks `net` to wake every rank that has work at its arrival.
+  void begin(Net& net) {
+    for (Rank r = 0; r < x_.schedule().n; ++r) {
+      if (x_.first(r) < x_.end(r)) net.wake_at(arrival_s_[r], Wake{Wake::Kind::Arrive, r, 0});
+    }
+  }
+
+  void wake(Net& net, const Wake& w, double now_s) {
+    switch (w.kind) {
+      case Wake::Kind::Arrive: enter(net, w.id, x_.first(w.id), now_s); break;
+      case Wake::Kind::GateOpens: start(net, w.id, w.round, now_s); break;
+      case Wake::Kind::Applied: applied(net, w.id, w.round, now_s); break;
+    }
+  }
+
+  /// The network delivered transfer g's data at now_s: the sender is done; the receiver is done
+  /// once it has applied the data.
+  void data_arrived(Net& net, std::uint32_t g, std::uint32_t round, double now_s) {
+    const Transfer& t = x_.transfer(g, round);
+    const double apply_s = rules_.apply_s(t);
+    if (apply_s > 0) {
+      net.wake_at(now_s + apply_s, Wake{Wake::Kind::Applied, g, round});
+    } else {
+      applied(net, g, round, now_s);
+    }
+    one_done(net, t.src, now_s);
+  }
+
+  std::uint64_t finished_transfers() const { return finished_; }
+
+  /// Moves the per-rank finish times (and the trace, in schedule order) into `out`. Asserts that
+  /// every transfer finished.
+  void finish(RunResult& out) {
+    COLLSIM_ASSERT(finished_ == x_.num_transfers(),
+                   fmt::format("{} of {} transfers finished", finished_, x_.num_transfers()));
+    out.finish_s = std::move(finish_s_);
+    if (record_trace_) out.trace = std::move(trace_);
+  }
+
+ private:
+  // Rank r reaches rank-round k at t: every transfer of it whose partner is already there starts.
+  void enter(Net& net, Rank r, std::uint64_t k, double t) {
+    cur_rr_[r] = k;
+    const std::uint32_t round = x_.round_of(k);
+    cur_round_[r] = round;
+    const auto xfers = x_.xfers(k);
+    pending_[r] = static_cast<std::uint32_t>(xfers.size());
+    for (const std::uint32_t g : xfers) {
+      const Transfer& tr = x_.transfer(g, round);
+      const Rank partner = tr.src == r ? tr.dst : tr.src;
+      if (cur_round_[partner] != round) continue;  // the partner's own enter() will start it
+      const double gate = gate_s_[x_.phase_of(round)];
+      if (gate > t) {
+        net.wake_at(gate, Wake{Wake::Kind::GateOpens, g, round});
+      } else {
+        start(net, g, round, t);
+      }
+    }
+  }
+
+  void start(Net& net, std::uint32_t g, std::uint32_t round, double t) {
+    if (record_trace_) start_s_[g] = t;
+    net.start_flow(g, round, t);
+  }
+
+  void applied(Net& net, std::uint32_t g, std::uint32_t round, double t) {
+    const Transfer& tr = x_.transfer(g, round);
+    if (record_trace_) {
+      trace_[g] = TransferRecord{x_.phase_of(round), x_.local_round(round), tr, start_s_[g], t};
+    }
+    ++finished_;
+    one_done(net, tr.dst, t);
+  }
+
+  void one_done(Net& net, Rank r, double t) {
+    COLLSIM_ASSERT(pending_[r] > 0, fmt::format("rank {} completed more transfers than it had", r));
+    if (--pending_[r] > 0) return;
+    finish_s_[r] = t;
+    const std::uint64_t next = cur_rr_[r] + 1;
+    if (next < x_.end(r)) {
+      enter(net, r, next, t);
+    } else {
+      cur_round_[r] = kNoRound;
+    }
+  }
+
+  const RankRounds& x_;
+  std::span<const double> arrival_s_;
+  std::span<const double> gate_s_;
+  CostRules rules_;
+  bool record_trace_;
+  std::vector<std::uint64_t> cur_rr_;
+  std::vector<std::uint32_t> cur_round_;  // kNoRound before arrival and after the last round
+  std::vector<std::uint32_t> pending_;
+  std::vector<double> finish_s_;
+  std::vector<double> start_s_;           // per transfer, only when tracing
+  std::vector<TransferRecord> trace_;
+  std::uint64_t finished_ = 0;
+};
+
+/// Time arithmetic the sweep needs, specialised for plain seconds; a cost walk supplies its own
+/// (a time with critical-path coefficients) with the same three functions.
+struct SecondsAlgebra {
+  using Time = double;
+  static Time later(Time a, Time b) { return std::max(a, b); }
+  static Time at_least(Time t, double gate_s) { return std::max(t, gate_s); }
+  static Time applied(Time arrived, const Transfer& /*t*/, double /*bytes*/, double apply_s) {
+    return arrived + apply_s;
+  }
+};
+
+/// One pass over the transfers in round order; exact when every transfer's arrival is known at
+/// its start. `ready` holds each rank's arrival on entry and its finish on return. `net`
+/// provides
+///   bool begin_round(std::uint32_t phase, std::uint32_t round, std::span<const Transfer>);
+///   Time arrive(const Transfer& t, const Time& start);   // when t's data reaches t.dst
+///   void on_transfer(phase, round, const Transfer&, const Time& start, const Time& applied);
+/// begin_round() returning false abandons the sweep (the network cannot time this round on its
+/// own, e.g. two flows share a link); dataflow_sweep then returns false and `ready` is unspecified.
+template <class Algebra, class Net>
+bool dataflow_sweep(const Schedule& s, std::span<const double> gate_s, const CostRules& rules,
+                    std::vector<typename Algebra::Time>& ready, Net& net) {
+  using Time = typename Algebra::Time;
+  // ready[r]: when r entered its current round; done[r]: when all it did so far ended.
+  std::vector<Time> done(ready);
+  std::vector<std::uint32_t> rank_round(s.n, kNoRound);
+  std::uint32_t round_id = 0;
+  for (std::size_t p = 0; p < s.phases.size(); ++p) {
+    const Phase& phase = s.phases[p];
+    for (std::size_t r = 0; r < phase.num_rounds(); ++r, ++round_id) {
+      const auto round = phase.round(r);
+      if (!net.begin_round(static_cast<std::uint32_t>(p), static_cast<std::uint32_t>(r), round)) return false;
+      for (const Transfer& t : round) {
+        for (const Rank e : {t.src, t.dst}) {
+          if (rank_round[e] == round_id) continue;
+          ready[e] = done[e];  // e enters this round when everything before it is done
+          rank_round[e] = round_id;
+        }
+        const Time start = Algebra::at_least(Algebra::later(ready[t.src], ready[t.dst]), gate_s[p]);
+        const Time arrived = net.arrive(t, start);
+        const Time applied = Algebra::applied(arrived, t, rules.bytes(t), rules.apply_s(t));
+        done[t.src] = Algebra::later(done[t.src], arrived);
+        done[t.dst] = Algebra::later(done[t.dst], applied);
+        net.on_transfer(static_cast<std::uint32_t>(p), static_cast<std::uint32_t>(r), t, start, applied);
+      }
+    }
+  }
+  ready.swap(done);
+  return true;
+}
+
+}  // namespace collsim::detail
