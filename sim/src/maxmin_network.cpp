@@ -48,6 +48,7 @@ void MaxMinNetwork::add(double now_s, double bytes, double bottleneck_Bps, doubl
     slot = free_slots_.back();
     free_slots_.pop_back();
   }
+  ++stats_.flows;
   Flow& f = slots_[slot];
   f.tag = tag;
   f.remaining = bytes;
@@ -183,6 +184,9 @@ void MaxMinNetwork::reshare(double now) {
     comp_links_.push_back(l);
     for (std::uint32_t slot : link_flows_[l]) add_flow(slot);
   }
+  ++stats_.reshares;
+  stats_.flows_reshared += comp_flows_.size();
+  stats_.links_reshared += comp_links_.size();
   // Flows by the level at which their cap stops them; links by their current share.
   caps_.clear();
   bool sorted = true;
@@ -264,6 +268,7 @@ void MaxMinNetwork::reshare(double now) {
     if (due_.contains(slot) && f.rate == f.old_rate) continue;
     f.remaining = std::max(0.0, f.remaining - f.old_rate * (now - f.last_s));
     f.last_s = now;
+    ++stats_.redated;
     if (f.rate > 0) {
       due_.set(slot, now + f.remaining / f.rate);
     } else {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "collsim/models/topology.hpp"
+#include "collsim/sim/replay_engine.hpp"
 #include "due_heap.hpp"
 
 namespace collsim::detail {
@@ -54,6 +55,8 @@ class MaxMinNetwork {
   double next_due_s() const { return due_.top_date(); }
   /// Removes the next flow to finish and returns its tag.
   std::uint64_t take_due();
+
+  const ReplaySharingStats& stats() const { return stats_; }
 
  private:
   struct Flow {
@@ -97,6 +100,7 @@ class MaxMinNetwork {
   std::vector<std::uint32_t> comp_flows_;
   std::vector<std::uint32_t> stack_;
   DueHeap due_;  // flows moving bytes, by completion date
+  ReplaySharingStats stats_;
 };
 
 }  // namespace collsim::detail

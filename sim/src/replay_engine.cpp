@@ -120,6 +120,7 @@ class EventSim {
         network_(job.links, job.prune_links) {}
 
   void run(RunResult& out);
+  const ReplaySharingStats& stats() const { return network_.stats(); }
 
   // The network side of detail::RankWalk.
   void wake_at(double date_s, const detail::Wake& w) { events_.push(Event{date_s, seq_++, w, kNoFlow}); }
@@ -238,6 +239,7 @@ RunResult ReplayEngine::run(const Schedule& schedule, const RunConfig& config) {
   result.engine = "replay";
   result.transfers = schedule.num_transfers();
   last_run_fast_ = false;
+  last_stats_ = {};
   if (options_.allow_fast_path && topo.links_owned_by_endpoints()) {
     if (config.record_trace) result.trace.reserve(result.transfers);
     last_run_fast_ = run_fast(job, result);
@@ -246,6 +248,7 @@ RunResult ReplayEngine::run(const Schedule& schedule, const RunConfig& config) {
     result.trace.clear();
     EventSim sim(job);
     sim.run(result);
+    last_stats_ = sim.stats();
   }
   summarize_run(result, job.arrival_s);
   return result;

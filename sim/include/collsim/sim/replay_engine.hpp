@@ -31,6 +31,7 @@
 // n = 1,024 on a 2:1 fabric takes seconds where SimGrid's full re-solve takes minutes.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "collsim/sim/engine.hpp"
@@ -47,6 +48,16 @@ struct ReplayOptions {
   bool prune_links = true;
 };
 
+/// What the event path's bandwidth sharing did in a run (for benchmarks and profiles; all 0
+/// after a run on the one-sweep path).
+struct ReplaySharingStats {
+  std::uint64_t flows = 0;           ///< flows added
+  std::uint64_t reshares = 0;        ///< calls to reshare()
+  std::uint64_t flows_reshared = 0;  ///< sum over reshares of the flows taken in
+  std::uint64_t links_reshared = 0;  ///< sum over reshares of the binding links taken in
+  std::uint64_t redated = 0;         ///< completion dates moved
+};
+
 class ReplayEngine final : public Engine {
  public:
   explicit ReplayEngine(ReplayOptions options = {}) : options_(options) {}
@@ -56,10 +67,13 @@ class ReplayEngine final : public Engine {
   RunResult run(const Schedule& schedule, const RunConfig& config) override;
   /// True when the last run() took the one-sweep path (for tests and benchmarks).
   bool last_run_was_fast() const { return last_run_fast_; }
+  /// The sharing statistics of the last run().
+  const ReplaySharingStats& last_sharing_stats() const { return last_stats_; }
 
  private:
   ReplayOptions options_;
   bool last_run_fast_ = false;
+  ReplaySharingStats last_stats_;
 };
 
 std::unique_ptr<Engine> make_replay_engine(ReplayOptions options = {});

@@ -1,0 +1,154 @@
+// Replay on an oversubscribed fabric against the same run on a non-blocking one.
+//
+// For each algorithm and n: one AllReduce of 1 GiB with rank n-1 30 ms late on the 1:1 cluster
+// (cluster_h100_1024's layout resized to n) and on the 2:1 one (cluster_h100_1024_2to1), both in
+// this process, one after the other. The 1:1 run is the baseline: x_2to1 = CPU time on 2:1 / CPU
+// time on 1:1. Also reported: the bandwidth reshares of the 2:1 run, the flows they took in on
+// average, CPU time per re-shared flow, and the simulated times (2:1 is never faster).
+//
+// usage: collsim_bench_contention [--min-n N] [--max-n N] [--algorithms A,B,...] [--delay-ms D]
+#include <fmt/format.h>
+
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/models/topology.hpp"
+#include "collsim/sim/replay_engine.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: collsim_bench_contention [--min-n N] [--max-n N] [--algorithms A,B,...] [--delay-ms D]\n"
+    "  replay on cluster_h100_1024_2to1 vs cluster_h100_1024 (resized to n), 1 GiB, rank n-1 late\n"
+    "  defaults: --min-n 256 --max-n 1024 --algorithms stragglar,ring,recursive_halving_doubling --delay-ms 30\n";
+
+double cpu_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+struct Options {
+  collsim::Rank min_n = 256;
+  collsim::Rank max_n = 1024;
+  std::vector<std::string> algorithms{"stragglar", "ring", "recursive_halving_doubling"};
+  double delay_s = 30e-3;
+};
+
+unsigned long parse_count(const std::string& flag, const std::string& text) {
+  std::size_t used = 0;
+  unsigned long value = 0;
+  try {
+    value = std::stoul(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || text[0] == '-') {
+    throw collsim::ConfigError(fmt::format("{} '{}' is not a whole number", flag, text));
+  }
+  return value;
+}
+
+// Returns false when --help was asked for.
+bool parse(int argc, char** argv, Options& o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") return false;
+    if (i + 1 >= argc) throw collsim::ConfigError(fmt::format("{} needs a value (or unknown option)", flag));
+    const std::string value = argv[++i];
+    if (flag == "--min-n") {
+      o.min_n = static_cast<collsim::Rank>(parse_count(flag, value));
+    } else if (flag == "--max-n") {
+      o.max_n = static_cast<collsim::Rank>(parse_count(flag, value));
+    } else if (flag == "--delay-ms") {
+      o.delay_s = 1e-3 * static_cast<double>(parse_count(flag, value));
+    } else if (flag == "--algorithms") {
+      o.algorithms.clear();
+      std::size_t start = 0;
+      while (start <= value.size()) {
+        const std::size_t comma = value.find(',', start);
+        const std::string name = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        collsim::find_algorithm(name);  // throws for an unknown name
+        o.algorithms.push_back(name);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    } else {
+      throw collsim::ConfigError(fmt::format("unknown option '{}'", flag));
+    }
+  }
+  if (o.min_n < 2 || o.max_n < o.min_n) {
+    throw collsim::ConfigError(fmt::format("--min-n {} and --max-n {} must satisfy 2 <= min <= max", o.min_n, o.max_n));
+  }
+  return true;
+}
+
+struct Run {
+  double cpu_s = 0;
+  double time_s = 0;
+  collsim::ReplaySharingStats stats;
+};
+
+Run run_once(const collsim::Schedule& schedule, const collsim::Topology& topology, double delay_s) {
+  collsim::RunConfig config;
+  config.size_bytes = 1024.0 * 1024 * 1024;
+  config.topology = topology;
+  config.start = collsim::StartMode::Barrier;
+  config.arrival_s.assign(schedule.n, 0.0);
+  config.arrival_s.back() = delay_s;
+  collsim::ReplayEngine engine;
+  Run run;
+  const double t0 = cpu_now();
+  const collsim::RunResult result = engine.run(schedule, config);
+  run.cpu_s = cpu_now() - t0;
+  run.time_s = result.time_s;
+  run.stats = engine.last_sharing_stats();
+  return run;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  try {
+    if (!parse(argc, argv, options)) {
+      fmt::print("{}", kUsage);
+      return 0;
+    }
+  } catch (const collsim::Error& e) {
+    fmt::print(stderr, "collsim_bench_contention: error: {}\n{}", e.what(), kUsage);
+    return 2;
+  }
+  try {
+    fmt::print("replay, 1 GiB, rank n-1 {} ms late, barrier start; CPU seconds of this process\n",
+               options.delay_s * 1e3);
+    fmt::print("{:<28} {:>6} {:>9} {:>9} {:>7} {:>10} {:>9} {:>12} {:>11} {:>11}\n", "algorithm", "n", "cpu_1to1",
+               "cpu_2to1", "x_2to1", "reshares", "flows/rs", "us/rs-flow", "time_1to1", "time_2to1");
+    for (const std::string& algorithm : options.algorithms) {
+      for (collsim::Rank n = options.min_n; n <= options.max_n; n *= 2) {
+        collsim::AlgorithmOptions ao;
+        ao.n = n;
+        const collsim::Schedule schedule = collsim::generate_schedule(algorithm, ao);
+        const Run flat = run_once(schedule, collsim::load_topology("cluster_h100_1024", n), options.delay_s);
+        const Run over = run_once(schedule, collsim::load_topology("cluster_h100_1024_2to1", n), options.delay_s);
+        const auto& st = over.stats;
+        const double per_reshare = st.reshares > 0 ? static_cast<double>(st.flows_reshared) / st.reshares : 0.0;
+        const double us_per_flow = st.flows_reshared > 0 ? 1e6 * over.cpu_s / st.flows_reshared : 0.0;
+        fmt::print("{:<28} {:>6} {:>9.3f} {:>9.3f} {:>7.1f} {:>10} {:>9.1f} {:>12.4f} {:>9.3f}ms {:>9.3f}ms\n",
+                   algorithm, n, flat.cpu_s, over.cpu_s, over.cpu_s / flat.cpu_s, st.reshares, per_reshare,
+                   us_per_flow, flat.time_s * 1e3, over.time_s * 1e3);
+        std::fflush(stdout);
+        if (n > options.max_n / 2) break;  // no overflow past max_n
+      }
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "collsim_bench_contention: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
