@@ -9,6 +9,7 @@
 //
 // After n-1 such rounds rank i holds chunk (i+1) mod n fully reduced; the AllGather then
 // circulates the reduced chunks with copies in the same direction.
+#include <algorithm>
 #include <numeric>
 #include <vector>
 
@@ -16,32 +17,61 @@
 
 namespace collsim {
 
-void append_ring_reduce_scatter(Phase& phase, std::span<const Rank> ranks,
-                                std::uint32_t chunk_offset) {
-  const auto k = static_cast<std::uint32_t>(ranks.size());
-  phase.reserve(phase.num_transfers() + static_cast<std::size_t>(k) * (k - 1));
-  // In round r, ranks[i] sends its partial sum of chunk (i - r - 1) mod k, so that after k-1
-  // rounds ranks[i] ends up owning chunk i (the convention StragglAR's phase 2 relies on).
-  for (std::uint32_t r = 0; r + 1 < k; ++r) {
+void append_rings_reduce_scatter(Phase& phase, std::span<const RingSpec> rings) {
+  std::size_t rounds = 0;
+  std::size_t transfers = 0;
+  for (const RingSpec& ring : rings) {
+    rounds = std::max(rounds, ring.ranks.size() - 1);
+    transfers += ring.ranks.size() * (ring.ranks.size() - 1);
+  }
+  phase.reserve(phase.num_transfers() + transfers);
+  // In round r, ranks[i] sends its partial sum of piece (i - r - 1) mod k, so that after k-1
+  // rounds ranks[i] ends up owning piece i (the convention StragglAR's phase 2 relies on).
+  for (std::size_t r = 0; r < rounds; ++r) {
     phase.begin_round();
-    for (std::uint32_t i = 0; i < k; ++i) {
-      const std::uint32_t chunk = (i + 2 * k - r - 1) % k;
-      phase.add(ranks[i], ranks[(i + 1) % k], chunk_offset + chunk, 1, Op::Reduce);
+    for (const RingSpec& ring : rings) {
+      const auto k = static_cast<std::uint32_t>(ring.ranks.size());
+      if (r + 1 >= k) continue;
+      for (std::uint32_t i = 0; i < k; ++i) {
+        const std::uint32_t piece = (i + 2 * k - static_cast<std::uint32_t>(r) - 1) % k;
+        phase.add(ring.ranks[i], ring.ranks[(i + 1) % k], ring.chunk_offset + piece * ring.piece_chunks,
+                  ring.piece_chunks, Op::Reduce);
+      }
     }
   }
 }
 
-void append_ring_all_gather(Phase& phase, std::span<const Rank> ranks, std::uint32_t chunk_offset) {
-  const auto k = static_cast<std::uint32_t>(ranks.size());
-  phase.reserve(phase.num_transfers() + static_cast<std::size_t>(k) * (k - 1));
-  // In round r, ranks[i] forwards chunk (i - r) mod k: its own in round 0, then what it received.
-  for (std::uint32_t r = 0; r + 1 < k; ++r) {
+void append_rings_all_gather(Phase& phase, std::span<const RingSpec> rings) {
+  std::size_t rounds = 0;
+  std::size_t transfers = 0;
+  for (const RingSpec& ring : rings) {
+    rounds = std::max(rounds, ring.ranks.size() - 1);
+    transfers += ring.ranks.size() * (ring.ranks.size() - 1);
+  }
+  phase.reserve(phase.num_transfers() + transfers);
+  // In round r, ranks[i] forwards piece (i - r) mod k: its own in round 0, then what it received.
+  for (std::size_t r = 0; r < rounds; ++r) {
     phase.begin_round();
-    for (std::uint32_t i = 0; i < k; ++i) {
-      const std::uint32_t chunk = (i + k - r) % k;
-      phase.add(ranks[i], ranks[(i + 1) % k], chunk_offset + chunk, 1, Op::Copy);
+    for (const RingSpec& ring : rings) {
+      const auto k = static_cast<std::uint32_t>(ring.ranks.size());
+      if (r + 1 >= k) continue;
+      for (std::uint32_t i = 0; i < k; ++i) {
+        const std::uint32_t piece = (i + k - static_cast<std::uint32_t>(r)) % k;
+        phase.add(ring.ranks[i], ring.ranks[(i + 1) % k], ring.chunk_offset + piece * ring.piece_chunks,
+                  ring.piece_chunks, Op::Copy);
+      }
     }
   }
+}
+
+void append_ring_reduce_scatter(Phase& phase, std::span<const Rank> ranks, std::uint32_t chunk_offset) {
+  const RingSpec ring{ranks, chunk_offset, 1};
+  append_rings_reduce_scatter(phase, std::span<const RingSpec>(&ring, 1));
+}
+
+void append_ring_all_gather(Phase& phase, std::span<const Rank> ranks, std::uint32_t chunk_offset) {
+  const RingSpec ring{ranks, chunk_offset, 1};
+  append_rings_all_gather(phase, std::span<const RingSpec>(&ring, 1));
 }
 
 std::string ring_unsupported(Rank /*n*/) { return {}; }

@@ -30,8 +30,30 @@ std::string direct_unsupported(Rank n);
 Schedule generate_straggler_tree(const AlgorithmOptions& options);
 std::string straggler_tree_unsupported(Rank n);
 
+/// Intra-node ring ReduceScatter, per-rail inter-node ring AllReduce, intra-node AllGather.
+/// Throws ScheduleError unless options.gpus_per_node divides n.
+Schedule generate_hierarchical(const AlgorithmOptions& options);
+/// Empty when n = nodes x gpus_per_node (gpus_per_node > 0, at most 65535 nodes), else why not.
+std::string hierarchical_unsupported(Rank n, std::uint32_t gpus_per_node);
+
 Schedule generate_stragglar(const AlgorithmOptions& options);
 std::string stragglar_unsupported(Rank n);
+
+/// One ring of append_rings_*: `ranks` in ring order; piece i of the ring is the chunks
+/// [chunk_offset + i * piece_chunks, chunk_offset + (i + 1) * piece_chunks).
+struct RingSpec {
+  std::span<const Rank> ranks;
+  std::uint32_t chunk_offset = 0;
+  std::uint32_t piece_chunks = 1;
+};
+/// Appends ring ReduceScatters that run side by side in the same rounds (max ring size - 1 of
+/// them): afterwards ranks[i] of each ring holds its piece i reduced over the ring's ranks. The
+/// rings must not share a rank. Used by the hierarchical algorithms (one ring per node, then one
+/// per rail).
+void append_rings_reduce_scatter(Phase& phase, std::span<const RingSpec> rings);
+/// The AllGather counterpart: starting with ranks[i] holding piece i, every rank of each ring
+/// ends holding all of the ring's pieces.
+void append_rings_all_gather(Phase& phase, std::span<const RingSpec> rings);
 
 /// Appends to `phase` a ring ReduceScatter among `ranks` (in ring order) over chunks
 /// [chunk_offset, chunk_offset + ranks.size()), after which ranks[i] holds chunk

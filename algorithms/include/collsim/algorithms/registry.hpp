@@ -16,6 +16,7 @@ struct AlgorithmOptions {
   Rank n = 0;                          ///< number of ranks, >= 2
   std::optional<Rank> straggler;       ///< expected straggler; default n-1 (straggler-aware algorithms)
   std::uint32_t pipeline_chunks = 0;   ///< trees: pipeline depth in chunks; 0 = algorithm default
+  std::uint32_t gpus_per_node = 0;     ///< hierarchical algorithms: GPUs per node (from the topology); 0 = unknown
 };
 
 /// Generator of one algorithm. Generators build the schedule with the straggler at rank n-1;

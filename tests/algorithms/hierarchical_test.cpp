@@ -1,0 +1,61 @@
+#include <gtest/gtest.h>
+
+#include "collsim/algorithms/generators.hpp"
+#include "collsim/algorithms/reference_executor.hpp"
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/algorithms/verifier.hpp"
+#include "collsim/models/error.hpp"
+
+namespace collsim {
+namespace {
+
+Schedule hierarchical(Rank n, std::uint32_t gpus_per_node) {
+  AlgorithmOptions options;
+  options.n = n;
+  options.gpus_per_node = gpus_per_node;
+  return generate_hierarchical(options);
+}
+
+TEST(Hierarchical, CorrectForManyNodeCountsAndNodeSizes) {
+  for (const std::uint32_t g : {1u, 2u, 3u, 4u, 8u}) {
+    for (std::uint32_t nodes = 1; nodes <= 13; ++nodes) {
+      const Rank n = g * nodes;
+      if (n < 2) continue;
+      const Schedule s = hierarchical(n, g);
+      const auto d = verify_schedule(s);
+      ASSERT_TRUE(d.empty()) << "G=" << g << " nodes=" << nodes << ": " << format_diagnostic(s, d[0]);
+      const auto ref = execute_reference(s, 2);
+      ASSERT_TRUE(ref.correct) << "G=" << g << " nodes=" << nodes << ": " << ref.first_mismatch;
+      // 2 (G-1) NVLink rounds and 2 (N-1) network rounds.
+      EXPECT_EQ(s.num_rounds(), 2u * (g - 1) + 2u * (nodes - 1)) << "G=" << g << " nodes=" << nodes;
+    }
+  }
+}
+
+TEST(Hierarchical, InterNodeTrafficStaysOnRails) {
+  const std::uint32_t g = 4;
+  const Schedule s = hierarchical(4 * g, g);
+  for (const Phase& phase : s.phases) {
+    const bool inter = phase.name().rfind("inter_", 0) == 0;
+    for (const Transfer& t : phase.transfers()) {
+      if (inter) {
+        EXPECT_EQ(t.src % g, t.dst % g) << phase.name() << ": " << t.src << "->" << t.dst << " leaves its rail";
+        EXPECT_NE(t.src / g, t.dst / g);
+        EXPECT_EQ(t.chunk_count, 1u);
+      } else {
+        EXPECT_EQ(t.src / g, t.dst / g) << phase.name() << ": " << t.src << "->" << t.dst << " leaves its node";
+        EXPECT_EQ(t.chunk_count, 4u);  // one slice of N = 4 chunks
+      }
+    }
+  }
+}
+
+TEST(Hierarchical, RejectsANodeSizeThatDoesNotDivideN) {
+  EXPECT_THROW(hierarchical(12, 8), ScheduleError);
+  EXPECT_THROW(hierarchical(12, 0), ScheduleError);
+  EXPECT_FALSE(hierarchical_unsupported(12, 8).empty());
+  EXPECT_TRUE(hierarchical_unsupported(16, 8).empty());
+}
+
+}  // namespace
+}  // namespace collsim
