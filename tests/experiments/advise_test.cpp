@@ -60,6 +60,25 @@ TEST(Advise, RankingIsSortedAndJsonHasTheKeys) {
   EXPECT_NE(advise_text(r).find(r.recommendation), std::string::npos);
 }
 
+// Which algorithm the critical delay is about is the table's role, not a name and not
+// straggler-awareness: direct is straggler-aware but a baseline.
+TEST(Advise, TheStudiedAlgorithmIsTheTablesRole) {
+  AdviseRequest with = request_for(2e-3);
+  with.spec.algorithms = {"direct", "stragglar", "recursive_halving_doubling"};
+  const AdviseResult r = advise(with);
+  EXPECT_EQ(r.studied, "stragglar");
+  EXPECT_TRUE(r.studied_compared);
+  EXPECT_EQ(find_algorithm(r.best_baseline).role, AlgorithmRole::Baseline);
+
+  AdviseRequest without = request_for(2e-3);
+  without.spec.algorithms = {"direct", "recursive_halving_doubling"};
+  const AdviseResult none = advise(without);
+  EXPECT_TRUE(none.studied.empty());
+  EXPECT_FALSE(none.studied_compared);
+  EXPECT_FALSE(none.critical_delay_s.has_value());
+  EXPECT_EQ(advise_text(none).find("critical delay"), std::string::npos);
+}
+
 TEST(Advise, RejectsSweeps) {
   AdviseRequest r = request_for(0);
   r.spec.n = {4, 8};
