@@ -11,8 +11,8 @@ namespace collsim {
 
 namespace {
 
-// Pipeline depth of the three trees when the options give none: NCCL-like segmentation that
-// keeps a 1 GiB buffer's chunks large while filling an 8-level tree.
+// Pipeline depth of the three trees when the options give none. One value for all three, so
+// that tree results compare at equal pipelining.
 constexpr std::uint32_t kTreePipelineChunks = 8;
 
 // Adapts a generator file's constraint on n to SupportFn for an algorithm that has no node
