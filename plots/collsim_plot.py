@@ -12,7 +12,9 @@ import matplotlib
 matplotlib.use("Agg")  # no display on servers and CI
 import matplotlib.pyplot as plt  # noqa: E402
 
-# One colour and marker per algorithm, used by every plot so figures can be compared.
+# Presentation only: one colour and marker per algorithm, so figures can be compared. Which
+# algorithms exist and their order come from the algorithm table (see ordered()); an algorithm
+# missing here is still plotted, in grey with its registry name.
 STYLE = {
     "stragglar": ("#d62728", "o"),
     "ring": ("#1f77b4", "s"),
@@ -34,9 +36,7 @@ NUMERIC = {"n", "size_bytes", "delay_s", "trial", "seed", "time_s", "time_after_
            "mean_speedup_vs_ring", "speedup_of_mean_vs_ring", "rank_by_mean", "wall_s", "generate_s",
            "transfers_per_s", "peak_rss_bytes"}
 
-# Legend order and display names; algorithms not listed keep their registry name and go last.
-ORDER = ["stragglar", "ring", "recursive_halving_doubling", "recursive_doubling", "binomial_tree",
-         "double_binary_tree", "direct", "straggler_tree"]
+# Display names (presentation only; algorithms not listed keep their registry name).
 LABEL = {
     "stragglar": "StragglAR",
     "ring": "Ring",
@@ -64,7 +64,40 @@ def read_rows(path):
                     sys.exit(f"plot: {path}: column {key} has non-numeric value {value!r}")
     if not rows:
         sys.exit(f"plot: {path} has no rows")
+    for row in rows:
+        if row.get("algorithm"):
+            _csv_algorithm_order.setdefault(row["algorithm"], len(_csv_algorithm_order))
     return rows
+
+
+# Algorithms in the order the results files list them (a study lists them in its spec's order,
+# which for `algorithms: all` is the table's): the legend order when the table is not available.
+_csv_algorithm_order = {}
+_table = []
+
+
+def algorithm_table():
+    """The algorithm table as `collsim algorithms --json` prints it (a list of dicts with name,
+    summary, reference, role, straggler_aware, ...), or None when the plot is not given the
+    collsim binary. Plots never guess where the binary is: it comes from the COLLSIM_BIN
+    environment variable, which scripts/run_default_study.sh exports (so the plot scripts that
+    `collsim run` starts inherit it). A binary that fails is an error, not a silent fallback."""
+    if _table:
+        return _table[0]
+    binary = os.environ.get("COLLSIM_BIN")
+    table = None
+    if binary:
+        import json
+        import subprocess
+
+        try:
+            text = subprocess.run([binary, "algorithms", "--json"], check=True, capture_output=True,
+                                  text=True, timeout=60).stdout
+            table = json.loads(text)
+        except (OSError, subprocess.SubprocessError, ValueError) as error:
+            sys.exit(f"plot: COLLSIM_BIN={binary}: `algorithms --json` failed: {error}")
+    _table.append(table)
+    return table
 
 
 def style(algorithm):
@@ -77,9 +110,16 @@ def label(algorithm):
 
 
 def ordered(algorithms):
-    """Algorithms in the legend order shared by every plot."""
+    """Algorithms in the legend order shared by every plot: the algorithm table's order when the
+    plot is given the binary (algorithm_table()), else the order of the results files read so
+    far; anything else last, sorted."""
     algorithms = set(algorithms)
-    known = [a for a in ORDER if a in algorithms]
+    table = algorithm_table()
+    if table is not None:
+        position = {row["name"]: i for i, row in enumerate(table)}
+    else:
+        position = _csv_algorithm_order
+    known = sorted((a for a in algorithms if a in position), key=position.get)
     return known + sorted(algorithms - set(known))
 
 

@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 collsim=build/release/experiments/collsim
+# The plots that `collsim run` starts take the algorithm table (legend order) from this binary.
+export COLLSIM_BIN="$PWD/$collsim"
 out="${COLLSIM_RESULTS_DIR:-results}"
 
 start=$(date +%s)

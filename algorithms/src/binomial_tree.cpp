@@ -19,13 +19,13 @@
 //
 // One phase, "reduce_broadcast" (the overlap needs both directions in one phase). Rounds
 // (empty ones dropped): (C+1) L plus the broadcast tail, L (L-1) / 2 for n a power of two.
-// num_chunks = C = pipeline_chunks (default kDefaultPipelineChunks). One port.
+// num_chunks = C = pipeline_chunks (default: the table row's default_pipeline_chunks). One port.
 #include <algorithm>
 #include <bit>
 #include <vector>
 
 #include "collsim/algorithms/generators.hpp"
-#include "collsim/models/closed_form.hpp"
+#include "collsim/models/error.hpp"
 
 namespace collsim {
 
@@ -33,7 +33,8 @@ std::string binomial_tree_unsupported(Rank /*n*/) { return {}; }
 
 Schedule generate_binomial_tree(const AlgorithmOptions& options) {
   const Rank n = options.n;
-  const std::uint32_t chunks = options.pipeline_chunks > 0 ? options.pipeline_chunks : kDefaultPipelineChunks;
+  const std::uint32_t chunks = options.pipeline_chunks;
+  COLLSIM_ASSERT(chunks > 0, "generate_schedule() fills in the default pipeline depth");
   const auto levels = static_cast<std::uint32_t>(std::bit_width(n - 1));  // ceil(log2 n)
   Schedule s;
   s.n = n;

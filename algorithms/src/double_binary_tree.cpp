@@ -25,8 +25,8 @@
 //     round 2:  1->3 (A)  0->1 (A)   3->2 (B)  2->0 (B)      down, colour 0
 //     round 3:  0->2 (A)             3->1 (B)                down, colour 1
 //
-// One phase, "reduce_broadcast". num_chunks = pipeline_chunks (default kDefaultPipelineChunks),
-// which must be even: tree A carries chunks 0..C-1 and tree B chunks C..2C-1, C = num_chunks / 2.
+// One phase, "reduce_broadcast". num_chunks = pipeline_chunks (default: the table row's
+// default_pipeline_chunks), which must be even: tree A carries chunks 0..C-1 and tree B chunks C..2C-1, C = num_chunks / 2.
 // Empty rounds are dropped. One port.
 #include <fmt/format.h>
 
@@ -34,7 +34,6 @@
 #include <vector>
 
 #include "collsim/algorithms/generators.hpp"
-#include "collsim/models/closed_form.hpp"
 #include "collsim/models/error.hpp"
 
 namespace collsim {
@@ -55,7 +54,8 @@ std::string double_binary_tree_unsupported(Rank /*n*/) { return {}; }
 
 Schedule generate_double_binary_tree(const AlgorithmOptions& options) {
   const Rank n = options.n;
-  const std::uint32_t total = options.pipeline_chunks > 0 ? options.pipeline_chunks : kDefaultPipelineChunks;
+  const std::uint32_t total = options.pipeline_chunks;
+  COLLSIM_ASSERT(total > 0, "generate_schedule() fills in the default pipeline depth");
   if (total % 2 != 0) {
     throw ScheduleError(fmt::format(
         "double_binary_tree: pipeline_chunks = {} must be even (each of the two trees carries half of the chunks)",

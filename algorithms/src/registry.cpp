@@ -9,26 +9,116 @@
 
 namespace collsim {
 
+namespace {
+
+// Pipeline depth of the three trees when the options give none. One value for all three, so
+// that tree results compare at equal pipelining.
+constexpr std::uint32_t kTreePipelineChunks = 8;
+
+// Adapts a generator file's constraint on n to SupportFn for an algorithm that has no node
+// structure, so it ignores the topology's node size.
+template <std::string (*Unsupported)(Rank)>
+std::string flat(Rank n, const NConstraintContext& /*context*/) {
+  return Unsupported(n);
+}
+
+// The node size comes from the topology in use; without one there is no node structure.
+std::string hierarchical_constraint(Rank n, const NConstraintContext& context) {
+  return hierarchical_unsupported(n, context.gpus_per_node.value_or(0));
+}
+
+constexpr std::string_view kStragglarPaper =
+    "Devraj, Ding, Vijaya Kumar, Kleinberg, Singh: Accelerating AllReduce with a Persistent Straggler "
+    "(arXiv 2505.23523, 2025)";
+constexpr std::string_view kMpichPaper =
+    "Thakur, Rabenseifner, Gropp: Optimization of Collective Communication Operations in MPICH (IJHPCA 2005)";
+
+}  // namespace
+
+std::uint32_t gpus_per_node_of(const Topology& topology) {
+  return topology.kind == TopologyKind::Cluster ? topology.cluster.gpus_per_node : 0;
+}
+
+const char* algorithm_role_name(AlgorithmRole role) {
+  return role == AlgorithmRole::Studied ? "studied" : "baseline";
+}
+
 const std::vector<AlgorithmInfo>& all_algorithms() {
   static const std::vector<AlgorithmInfo> kAlgorithms{
-      {"stragglar", "ReduceScatter among the ready ranks during the delay, then synthesized completion rounds",
-       "every n >= 2", true, &stragglar_unsupported, &generate_stragglar},
-      {"ring", "ring ReduceScatter + ring AllGather over n chunks", "every n >= 2", false,
-       &ring_unsupported, &generate_ring},
-      {"recursive_halving_doubling", "Rabenseifner: recursive-halving ReduceScatter + recursive-doubling AllGather",
-       "every n >= 2 (extra ranks fold into the largest power of two)", false,
-       &recursive_halving_doubling_unsupported, &generate_recursive_halving_doubling},
-      {"recursive_doubling", "log2 n rounds of full-buffer pairwise exchange",
-       "every n >= 2 (extra ranks fold into the largest power of two)", false,
-       &recursive_doubling_unsupported, &generate_recursive_doubling},
-      {"binomial_tree", "pipelined binomial-tree reduce to rank 0, then pipelined binomial broadcast",
-       "every n >= 2", false, &binomial_tree_unsupported, &generate_binomial_tree},
-      {"double_binary_tree", "NCCL's two complementary pipelined binary trees, half the buffer each",
-       "every n >= 2", false, &double_binary_tree_unsupported, &generate_double_binary_tree},
-      {"direct", "AllReduce among the ready ranks, full-buffer exchange with the straggler, doubling broadcast",
-       "every n >= 2", true, &direct_unsupported, &generate_direct},
-      {"straggler_tree", "pipelined tree reduce among the ready ranks, straggler joins at the root, pipelined broadcast",
-       "every n >= 2", true, &straggler_tree_unsupported, &generate_straggler_tree},
+      {.name = "stragglar",
+       .summary = "ReduceScatter among the ready ranks during the delay, then synthesized completion rounds",
+       .reference = kStragglarPaper,
+       .supported_n = "every n >= 2",
+       .role = AlgorithmRole::Studied,
+       .straggler_aware = true,
+       .n_constraint = &flat<&stragglar_unsupported>,
+       .generate = &generate_stragglar,
+       .closed_form = &stragglar_closed_form},
+      {.name = "ring",
+       .summary = "ring ReduceScatter + ring AllGather over n chunks",
+       .reference = "Patarasuk, Yuan: Bandwidth optimal all-reduce algorithms for clusters of workstations (JPDC 2009)",
+       .supported_n = "every n >= 2",
+       .n_constraint = &flat<&ring_unsupported>,
+       .generate = &generate_ring,
+       .closed_form = &ring_closed_form,
+       .closed_form_any_late_rank = true},
+      {.name = "recursive_halving_doubling",
+       .summary = "Rabenseifner: recursive-halving ReduceScatter + recursive-doubling AllGather",
+       .reference = "Rabenseifner: Optimization of collective reduction operations (ICCS 2004); MPICH's fold for "
+                    "n not a power of two (Thakur, Rabenseifner, Gropp, IJHPCA 2005)",
+       .supported_n = "every n >= 2 (extra ranks fold into the largest power of two)",
+       .n_constraint = &flat<&recursive_halving_doubling_unsupported>,
+       .generate = &generate_recursive_halving_doubling,
+       .closed_form = &recursive_halving_doubling_closed_form},
+      {.name = "recursive_doubling",
+       .summary = "log2 n rounds of full-buffer pairwise exchange",
+       .reference = kMpichPaper,
+       .supported_n = "every n >= 2 (extra ranks fold into the largest power of two)",
+       .n_constraint = &flat<&recursive_doubling_unsupported>,
+       .generate = &generate_recursive_doubling,
+       .closed_form = &recursive_doubling_closed_form},
+      {.name = "binomial_tree",
+       .summary = "pipelined binomial-tree reduce to rank 0, then pipelined binomial broadcast",
+       .reference = "Thakur, Rabenseifner, Gropp (IJHPCA 2005), segmented as Open MPI's pipelined binomial collectives",
+       .supported_n = "every n >= 2",
+       .default_pipeline_chunks = kTreePipelineChunks,
+       .n_constraint = &flat<&binomial_tree_unsupported>,
+       .generate = &generate_binomial_tree,
+       .closed_form = &binomial_tree_closed_form},
+      {.name = "double_binary_tree",
+       .summary = "NCCL's two complementary pipelined binary trees, half the buffer each",
+       .reference = "Sanders, Speck, Traeff: Two-tree algorithms for full bandwidth broadcast, reduction and scan "
+                    "(Parallel Computing 2009); NCCL 2.4",
+       .supported_n = "every n >= 2",
+       .default_pipeline_chunks = kTreePipelineChunks,
+       .n_constraint = &flat<&double_binary_tree_unsupported>,
+       .generate = &generate_double_binary_tree,
+       .closed_form = &double_binary_tree_closed_form},
+      {.name = "direct",
+       .summary = "AllReduce among the ready ranks, full-buffer exchange with the straggler, doubling broadcast",
+       .reference = kStragglarPaper,
+       .supported_n = "every n >= 2",
+       .straggler_aware = true,
+       .n_constraint = &flat<&direct_unsupported>,
+       .generate = &generate_direct,
+       .closed_form = &direct_closed_form},
+      {.name = "straggler_tree",
+       .summary = "pipelined tree reduce among the ready ranks, straggler joins at the root, pipelined broadcast",
+       .reference = "the tree baseline asked for by the reviewers of Devraj et al. (arXiv 2505.23523)",
+       .supported_n = "every n >= 2",
+       .straggler_aware = true,
+       .default_pipeline_chunks = kTreePipelineChunks,
+       .n_constraint = &flat<&straggler_tree_unsupported>,
+       .generate = &generate_straggler_tree,
+       .closed_form = &straggler_tree_closed_form},
+      {.name = "hierarchical",
+       .summary = "ring ReduceScatter inside each node, ring AllReduce across nodes on each NIC rail, ring AllGather inside each node",
+       .reference = "Traff, Hunold: Decomposing MPI collectives for exploiting multi-lane communication (CLUSTER 2020); "
+                    "Jia et al.: Highly scalable deep learning training system with mixed-precision (2018)",
+       .supported_n = "n = nodes x GPUs per node of a cluster topology",
+       .hierarchical = true,
+       .n_constraint = &hierarchical_constraint,
+       .generate = &generate_hierarchical},
   };
   return kAlgorithms;
 }
@@ -51,7 +141,9 @@ Schedule generate_schedule(std::string_view name, const AlgorithmOptions& option
   if (options.n < 2) {
     throw ScheduleError(fmt::format("{}: n = {} is not supported (n must be at least 2)", name, options.n));
   }
-  if (const std::string why = info.unsupported_reason(options.n); !why.empty()) {
+  NConstraintContext context;
+  if (options.gpus_per_node > 0) context.gpus_per_node = options.gpus_per_node;
+  if (const std::string why = info.unsupported_reason(options.n, context); !why.empty()) {
     throw ScheduleError(fmt::format("{}: n = {} is not supported: {}", name, options.n, why));
   }
   const Rank straggler = options.straggler.value_or(options.n - 1);
@@ -59,7 +151,9 @@ Schedule generate_schedule(std::string_view name, const AlgorithmOptions& option
     throw ScheduleError(fmt::format("{}: straggler rank {} is out of range for n = {} (valid: 0..{})",
                                     name, straggler, options.n, options.n - 1));
   }
-  Schedule schedule = info.generate(options);
+  AlgorithmOptions filled = options;
+  if (filled.pipeline_chunks == 0) filled.pipeline_chunks = info.default_pipeline_chunks;
+  Schedule schedule = info.generate(filled);
   schedule.algorithm = std::string(info.name);
   if (info.straggler_aware) {
     schedule.straggler = options.n - 1;
@@ -72,6 +166,13 @@ Schedule generate_schedule(std::string_view name, const AlgorithmOptions& option
     }
   }
   return schedule;
+}
+
+ClosedFormResult closed_form_time(std::string_view name, ClosedFormInput input) {
+  const AlgorithmInfo& info = find_algorithm(name);
+  if (!info.has_closed_form()) throw ScheduleError(fmt::format("{} has no closed form (use the replay engine)", name));
+  if (input.pipeline_chunks == 0) input.pipeline_chunks = info.default_pipeline_chunks;
+  return info.closed_form(input);
 }
 
 }  // namespace collsim

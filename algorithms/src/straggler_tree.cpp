@@ -19,13 +19,13 @@
 // Rounds (empty ones dropped; D = depth of the last ready rank, Dr = depth of the deepest right
 // child, Dl / Dr' = depth of the deepest rank below the root with a left / right child):
 // reduce (C + D - 1) + (C + Dr - 1, or 0 without right children), join 2C + Dl + Dr';
-// n = 2 is just C exchange rounds. num_chunks = C = pipeline_chunks (default
-// kDefaultPipelineChunks).
+// n = 2 is just C exchange rounds. num_chunks = C = pipeline_chunks (default: the
+// table row's default_pipeline_chunks).
 #include <bit>
 #include <vector>
 
 #include "collsim/algorithms/generators.hpp"
-#include "collsim/models/closed_form.hpp"
+#include "collsim/models/error.hpp"
 
 namespace collsim {
 namespace {
@@ -47,7 +47,8 @@ Schedule generate_straggler_tree(const AlgorithmOptions& options) {
   const Rank n = options.n;
   const Rank straggler = n - 1;
   const Rank ready = n - 1;  // ranks 0..ready-1 form the heap
-  const std::uint32_t chunks = options.pipeline_chunks > 0 ? options.pipeline_chunks : kDefaultPipelineChunks;
+  const std::uint32_t chunks = options.pipeline_chunks;
+  COLLSIM_ASSERT(chunks > 0, "generate_schedule() fills in the default pipeline depth");
   const std::uint32_t deepest = heap_depth(ready - 1);
   Schedule s;
   s.n = n;

@@ -14,7 +14,7 @@
 namespace collsim {
 namespace {
 
-constexpr std::string_view kStragglar = "stragglar";
+bool is_studied(std::string_view algorithm) { return find_algorithm(algorithm).role == AlgorithmRole::Studied; }
 
 void require_single(std::size_t count, std::string_view key) {
   if (count != 1) {
@@ -62,7 +62,8 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
   require_single(spec.arrivals.size(), "arrival");
   if (spec.algorithms.empty()) {
     for (const auto& info : all_algorithms()) {
-      if (info.unsupported_reason(spec.n.front()).empty()) spec.algorithms.emplace_back(info.name);
+      // Hierarchical algorithms need a cluster's node size, which studies do not pass on yet.
+      if (!info.hierarchical && info.unsupported_reason(spec.n.front()).empty()) spec.algorithms.emplace_back(info.name);
     }
   }
   validate(spec);
@@ -104,20 +105,27 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
   result.best = result.ranking.front().algorithm;
   result.best_by_p99 = result.ranking[by_p99.front()].algorithm;
   for (const auto& e : result.ranking) {
-    if (e.algorithm != kStragglar) {
+    if (!is_studied(e.algorithm)) {
       result.best_baseline = e.algorithm;
       break;
     }
   }
+  // The studied algorithm the critical delay is about: the fastest one when the spec lists
+  // several (the table has one today, StragglAR).
+  for (const auto& e : result.ranking) {
+    if (is_studied(e.algorithm)) {
+      result.studied = e.algorithm;
+      break;
+    }
+  }
 
-  const bool has_stragglar = std::find(spec.algorithms.begin(), spec.algorithms.end(), kStragglar) != spec.algorithms.end();
-  if (has_stragglar && !result.best_baseline.empty()) {
-    result.stragglar_compared = true;
+  if (!result.studied.empty() && !result.best_baseline.empty()) {
+    result.studied_compared = true;
     const std::string& engine_name = spec.engine_at(0, 0);
     auto engine = engines ? engines(engine_name) : make_engine(engine_name);
-    DelayProbe stragglar(spec, std::string(kStragglar), *engine);
+    DelayProbe studied(spec, result.studied, *engine);
     DelayProbe baseline(spec, result.best_baseline, *engine);
-    const auto gap = [&](double d) { return stragglar.time_s(d) - baseline.time_s(d); };
+    const auto gap = [&](double d) { return studied.time_s(d) - baseline.time_s(d); };
     // StragglAR's advantage grows with the delay until phase 1 is hidden, then stays constant,
     // so searching up to a few collective times finds the crossing if there is one.
     const double scale = std::max(baseline.time_s(0.0), 1e-9);
@@ -147,22 +155,22 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
     }
     return nullptr;
   };
-  if (best.algorithm == kStragglar && result.ranking.size() > 1) {
+  if (is_studied(best.algorithm) && !result.best_baseline.empty()) {
     const AdviseEntry& runner_up = *find_entry(result.best_baseline);
     result.recommendation = fmt::format(
-        "Use stragglar: it finishes in {} on average, {:.2f}x faster than the best baseline {} (p99 {} vs {}){}.",
-        format_duration(best.time.mean), runner_up.time.mean / best.time.mean, runner_up.algorithm,
+        "Use {}: it finishes in {} on average, {:.2f}x faster than the best baseline {} (p99 {} vs {}){}.",
+        best.algorithm, format_duration(best.time.mean), runner_up.time.mean / best.time.mean, runner_up.algorithm,
         format_duration(best.time.p99), format_duration(runner_up.time.p99),
         result.critical_delay_s ? fmt::format(", and it wins whenever the straggler is more than {} late",
                                               format_duration(*result.critical_delay_s))
                                 : std::string());
   } else {
     std::string why;
-    if (result.stragglar_compared && result.critical_delay_s) {
-      why = fmt::format("stragglar needs a straggler delay above {} to win and the mean delay here is {}",
+    if (result.studied_compared && result.critical_delay_s) {
+      why = fmt::format("{} needs a straggler delay above {} to win and the mean delay here is {}", result.studied,
                         format_duration(*result.critical_delay_s), format_duration(result.mean_delay_s));
-    } else if (result.stragglar_compared) {
-      why = fmt::format("stragglar does not beat it at any delay up to {} at this size and topology",
+    } else if (result.studied_compared) {
+      why = fmt::format("{} does not beat it at any delay up to {} at this size and topology", result.studied,
                         format_duration(result.critical_search_limit_s));
     } else {
       why = "it has the lowest mean completion time";
@@ -192,12 +200,12 @@ std::string advise_text(const AdviseResult& r) {
                        e.speedup_vs_ring, e.rank_by_p99);
   }
   out += "\n";
-  if (r.stragglar_compared) {
+  if (r.studied_compared) {
     if (r.critical_delay_s) {
-      out += fmt::format("critical delay: stragglar beats {} when one straggler is more than {} late\n",
+      out += fmt::format("critical delay: {} beats {} when one straggler is more than {} late\n", r.studied,
                          r.best_baseline, format_duration(*r.critical_delay_s));
     } else {
-      out += fmt::format("critical delay: none; stragglar does not beat {} at any delay up to {}\n", r.best_baseline,
+      out += fmt::format("critical delay: none; {} does not beat {} at any delay up to {}\n", r.studied, r.best_baseline,
                          format_duration(r.critical_search_limit_s));
     }
   }

@@ -23,6 +23,8 @@ const Subcommand kSubcommands[] = {
     {"run", "run an experiment study (YAML spec): sweeps, trials, results CSV; MPI-aware", &run_command},
     {"calibrate", "fit the link model to nccl-tests logs or collsim-cuda CSVs; cross-predict", &calibrate_command},
     {"advise", "rank the algorithms for a topology, size and arrival model; say which to use", &advise_command},
+    {"algorithms", "list the algorithm table (summary, reference, closed form, ...); --json for scripts",
+     &algorithms_command},
 };
 
 std::string usage() {

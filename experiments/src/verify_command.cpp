@@ -17,7 +17,8 @@ int verify_command(const Args& args, std::ostream& out) {
   parser.option("algo", "-a", "all|NAME[,NAME...]", "algorithms to check", "all")
       .option("n", "-n", "RANGE", "rank counts: '2..64', '4,8,16' or '8'", "2..64")
       .option("straggler", "", "RANK", "expected straggler (default n-1)")
-      .option("elements", "", "K", "elements per chunk in the reference executor", "1");
+      .option("elements", "", "K", "elements per chunk in the reference executor", "1")
+      .option("gpus-per-node", "", "G", "node size for hierarchical algorithms (they check every n that G divides)");
   if (!parser.parse(args)) {
     out << parser.help();
     return 0;
@@ -39,6 +40,11 @@ int verify_command(const Args& args, std::ostream& out) {
   const auto ns = parse_uint_list(parser.get("n"), "--n");
   const auto elements = parse_unsigned(parser.get("elements"), "--elements");
   if (elements == 0) throw ConfigError("verify: --elements must be at least 1");
+  std::uint32_t gpus_per_node = 0;
+  if (auto g = parser.get_optional("gpus-per-node")) {
+    gpus_per_node = static_cast<std::uint32_t>(parse_unsigned(*g, "--gpus-per-node"));
+    if (gpus_per_node == 0) throw ConfigError("verify: --gpus-per-node must be at least 1");
+  }
   std::optional<Rank> straggler;
   if (auto s = parser.get_optional("straggler")) straggler = static_cast<Rank>(parse_unsigned(*s, "--straggler"));
 
@@ -47,11 +53,13 @@ int verify_command(const Args& args, std::ostream& out) {
     const AlgorithmInfo& info = find_algorithm(name);
     for (const auto n64 : ns) {
       const auto n = static_cast<Rank>(n64);
-      if (n < 2 || !info.unsupported_reason(n).empty() || (straggler && *straggler >= n)) {
+      NConstraintContext context;
+      if (gpus_per_node > 0) context.gpus_per_node = gpus_per_node;
+      if (n < 2 || !info.unsupported_reason(n, context).empty() || (straggler && *straggler >= n)) {
         ++skipped;
         continue;
       }
-      const Schedule s = generate_schedule(name, AlgorithmOptions{n, straggler, 0});
+      const Schedule s = generate_schedule(name, AlgorithmOptions{n, straggler, 0, gpus_per_node});
       const auto diags = verify_schedule(s, 5);
       const auto ref = execute_reference(s, elements);
       if (diags.empty() && ref.correct) {

@@ -10,25 +10,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cmath>
+#include <string_view>
 #include <vector>
 
 #include "collsim/models/error.hpp"
 
 namespace collsim {
 namespace {
-
-constexpr std::array<std::string_view, 8> kAlgorithms{
-    "stragglar", "ring", "recursive_halving_doubling", "recursive_doubling",
-    "binomial_tree", "double_binary_tree", "direct", "straggler_tree"};
-
-std::string known_names() {
-  std::string names;
-  for (std::string_view a : kAlgorithms) names += fmt::format("{}{}", names.empty() ? "" : ", ", a);
-  return names;
-}
 
 struct Cost {
   double alpha, beta, gamma;
@@ -272,20 +262,24 @@ Timing double_binary_tree(std::uint32_t n, double s, double d, StartMode start, 
 // R completion rounds after the straggler arrives. Exact when, as in the published construction,
 // the straggler takes part in every completion round and the only reductions are its n-1
 // exchanges (one per round): then the straggler's own chain is the longest.
-Timing stragglar(std::uint32_t n, double s, double d, std::uint32_t completion_rounds, const Cost& c) {
-  std::uint32_t r = completion_rounds;
-  if (r == 0) {
+// Phase 1 of every stragglar schedule is the n - 2 rounds of that ReduceScatter, so the
+// schedule's total round count gives R.
+Timing stragglar(std::uint32_t n, double s, double d, std::uint32_t schedule_rounds, const Cost& c) {
+  std::uint32_t r = 0;
+  if (schedule_rounds == 0) {
     if (!std::has_single_bit(n)) {
       throw ScheduleError(fmt::format(
           "stragglar: n = {} is not a power of two, so the number of completion rounds is not known in closed form; "
-          "pass completion_rounds (the schedule's phase-2 round count)", n));
+          "pass schedule_rounds (the round count of the schedule in use)", n));
     }
     r = n - 2 + static_cast<std::uint32_t>(std::countr_zero(n));
+  } else if (schedule_rounds >= n - 2) {
+    r = schedule_rounds - (n - 2);
   }
   if (r < n - 1) {
     throw ScheduleError(fmt::format(
-        "stragglar: completion_rounds = {} is below n - 1 = {} (every ready rank must exchange with the straggler)",
-        r, n - 1));
+        "stragglar: schedule_rounds = {} leaves {} completion rounds, below n - 1 = {} (every ready rank must "
+        "exchange with the straggler)", schedule_rounds, r, n - 1));
   }
   const double m = s / (n - 1);
   const double rs = (n - 2) * c.red(m);
@@ -294,9 +288,6 @@ Timing stragglar(std::uint32_t n, double s, double d, std::uint32_t completion_r
 }
 
 void validate(const ClosedFormInput& in) {
-  if (std::find(kAlgorithms.begin(), kAlgorithms.end(), in.algorithm) == kAlgorithms.end()) {
-    throw ConfigError(fmt::format("closed form: unknown algorithm '{}' (known: {})", in.algorithm, known_names()));
-  }
   if (in.n < 2) throw ConfigError(fmt::format("closed form: n = {} (an AllReduce needs at least 2 ranks)", in.n));
   if (!(in.size_bytes >= 0) || !std::isfinite(in.size_bytes)) {
     throw ConfigError(fmt::format("closed form: size_bytes = {} (must be finite and >= 0)", in.size_bytes));
@@ -316,49 +307,81 @@ void validate(const ClosedFormInput& in) {
   }
 }
 
-}  // namespace
-
-bool has_closed_form(std::string_view algorithm, StartMode /*start*/) {
-  return std::find(kAlgorithms.begin(), kAlgorithms.end(), algorithm) != kAlgorithms.end();
+// The pipelined formulas take the depth of the schedule in use; its default is a fact of the
+// algorithm table, so a 0 here is a caller's mistake rather than a request for a default.
+std::uint32_t pipeline_chunks(const ClosedFormInput& in, std::string_view algorithm) {
+  if (in.pipeline_chunks == 0) {
+    throw ConfigError(fmt::format("closed form of {}: pipeline_chunks = 0 (pass the schedule's pipeline depth, >= 1)",
+                                  algorithm));
+  }
+  return in.pipeline_chunks;
 }
 
-ClosedFormResult closed_form_time(const ClosedFormInput& in) {
+// Validates the input, evaluates one formula on (n, s, d, cost) and packs the answer.
+template <typename Formula>
+ClosedFormResult evaluate(const ClosedFormInput& in, Formula formula) {
   validate(in);
   const Cost c{in.link.latency_s, 1.0 / in.link.bandwidth_Bps, in.link.gamma_s_per_byte};
-  const std::uint32_t n = in.n;
-  const double s = in.size_bytes;
-  const double d = in.delay_s;
-  const std::uint32_t chunks = in.pipeline_chunks > 0 ? in.pipeline_chunks : kDefaultPipelineChunks;
-  Timing t;
-  const std::string_view a = in.algorithm;
-  if (a == "ring") {
-    t = ring(n, s, d, c);
-  } else if (a == "recursive_halving_doubling") {
-    t = recursive_halving_doubling(n, s, d, in.start, c);
-  } else if (a == "recursive_doubling") {
-    t = recursive_doubling(n, s, d, in.start, c);
-  } else if (a == "direct") {
-    t = direct(n, s, d, c);
-  } else if (a == "binomial_tree") {
-    t = binomial_tree(n, s, d, in.start, chunks, c);
-  } else if (a == "straggler_tree") {
-    t = straggler_tree(n, s, d, chunks, c);
-  } else if (a == "double_binary_tree") {
-    t = double_binary_tree(n, s, d, in.start, chunks, c);
-  } else {
-    t = stragglar(n, s, d, in.completion_rounds, c);
-  }
+  const Timing t = formula(in.n, in.size_bytes, in.delay_s, c);
   ClosedFormResult result;
   result.time_s = t.time;
-  result.time_after_last_arrival_s = t.time - d;
+  result.time_after_last_arrival_s = t.time - in.delay_s;
   result.collective_s = t.collective;
   result.rounds = t.rounds;
   return result;
 }
 
+}  // namespace
+
+ClosedFormResult ring_closed_form(const ClosedFormInput& in) {
+  return evaluate(in, [](std::uint32_t n, double s, double d, const Cost& c) { return ring(n, s, d, c); });
+}
+
+ClosedFormResult recursive_halving_doubling_closed_form(const ClosedFormInput& in) {
+  return evaluate(in, [&](std::uint32_t n, double s, double d, const Cost& c) {
+    return recursive_halving_doubling(n, s, d, in.start, c);
+  });
+}
+
+ClosedFormResult recursive_doubling_closed_form(const ClosedFormInput& in) {
+  return evaluate(in, [&](std::uint32_t n, double s, double d, const Cost& c) {
+    return recursive_doubling(n, s, d, in.start, c);
+  });
+}
+
+ClosedFormResult direct_closed_form(const ClosedFormInput& in) {
+  return evaluate(in, [](std::uint32_t n, double s, double d, const Cost& c) { return direct(n, s, d, c); });
+}
+
+ClosedFormResult binomial_tree_closed_form(const ClosedFormInput& in) {
+  const std::uint32_t chunks = pipeline_chunks(in, "binomial_tree");
+  return evaluate(in, [&](std::uint32_t n, double s, double d, const Cost& c) {
+    return binomial_tree(n, s, d, in.start, chunks, c);
+  });
+}
+
+ClosedFormResult straggler_tree_closed_form(const ClosedFormInput& in) {
+  const std::uint32_t chunks = pipeline_chunks(in, "straggler_tree");
+  return evaluate(in, [&](std::uint32_t n, double s, double d, const Cost& c) {
+    return straggler_tree(n, s, d, chunks, c);
+  });
+}
+
+ClosedFormResult double_binary_tree_closed_form(const ClosedFormInput& in) {
+  const std::uint32_t chunks = pipeline_chunks(in, "double_binary_tree");
+  return evaluate(in, [&](std::uint32_t n, double s, double d, const Cost& c) {
+    return double_binary_tree(n, s, d, in.start, chunks, c);
+  });
+}
+
+ClosedFormResult stragglar_closed_form(const ClosedFormInput& in) {
+  return evaluate(in, [&](std::uint32_t n, double s, double d, const Cost& c) {
+    return stragglar(n, s, d, in.schedule_rounds, c);
+  });
+}
+
 double rhd_three_two_elimination_s(std::uint32_t n, double size_bytes, const LinkModel& link) {
   ClosedFormInput in;
-  in.algorithm = "recursive_halving_doubling";
   in.n = n;
   in.size_bytes = size_bytes;
   in.link = link;

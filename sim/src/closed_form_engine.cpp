@@ -6,28 +6,12 @@
 
 #include <algorithm>
 
+#include "collsim/algorithms/registry.hpp"
 #include "collsim/models/closed_form.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/sim/run_checks.hpp"
 
 namespace collsim {
-namespace {
-
-bool is_tree(std::string_view algorithm) {
-  return algorithm.size() >= 4 && algorithm.substr(algorithm.size() - 4) == "tree";
-}
-
-// StragglAR's phase-2 round count depends on the generator (n - 2 + log2 n for powers of two,
-// a heuristic otherwise); the formula must use the schedule's own count.
-std::uint32_t completion_rounds(const Schedule& schedule) {
-  for (const Phase& phase : schedule.phases) {
-    if (phase.name() == "completion") return static_cast<std::uint32_t>(phase.num_rounds());
-  }
-  if (schedule.phases.empty()) throw ConfigError("the stragglar schedule has no phases");
-  return static_cast<std::uint32_t>(schedule.phases.back().num_rounds());
-}
-
-}  // namespace
 
 RunResult ClosedFormEngine::run(const Schedule& schedule, const RunConfig& config) {
   const std::vector<double> arrivals = checked_arrivals(schedule, config);
@@ -53,25 +37,29 @@ RunResult ClosedFormEngine::run(const Schedule& schedule, const RunConfig& confi
         "the {} schedule was built for straggler rank {} but rank {} is the late one; its formula does not apply "
         "(use --engine replay)", schedule.algorithm, schedule.straggler, late));
   }
-  // The eager formulas of oblivious algorithms place the late rank at n-1; only the ring is
-  // symmetric under rotation, so any late rank gives its time.
+  const AlgorithmInfo& info = find_algorithm(schedule.algorithm);
+  if (!info.has_closed_form()) {
+    throw ScheduleError(fmt::format("{} has no closed form (use --engine replay)", schedule.algorithm));
+  }
+  // The eager formulas of oblivious algorithms place the late rank at n-1 unless the schedule is
+  // symmetric under rotation (a table fact), in which case any late rank gives the same time.
   if (late >= 0 && schedule.straggler < 0 && config.start == StartMode::Eager && late != schedule.n - 1 &&
-      schedule.algorithm != "ring") {
+      !info.closed_form_any_late_rank) {
     throw ConfigError(fmt::format(
         "the eager closed form of {} assumes the late rank is {} (n-1), not {} (use --engine replay)",
         schedule.algorithm, schedule.n - 1, late));
   }
 
   ClosedFormInput input;
-  input.algorithm = schedule.algorithm;
   input.n = schedule.n;
   input.size_bytes = config.size_bytes;
   input.link = topo.link;
   input.delay_s = late >= 0 ? arrivals[static_cast<std::size_t>(late)] - base : 0.0;
   input.start = config.start;
-  input.pipeline_chunks = is_tree(schedule.algorithm) ? schedule.num_chunks : 0;
-  if (schedule.algorithm == "stragglar") input.completion_rounds = completion_rounds(schedule);
-  const ClosedFormResult formula = closed_form_time(input);
+  // A pipelined schedule's num_chunks is its depth; the other formulas ignore the field.
+  input.pipeline_chunks = info.default_pipeline_chunks > 0 ? schedule.num_chunks : 0;
+  input.schedule_rounds = static_cast<std::uint32_t>(schedule.num_rounds());
+  const ClosedFormResult formula = info.closed_form(input);
 
   RunResult result;
   result.engine = "closed_form";

@@ -85,7 +85,8 @@ TEST(Baselines, RoundCounts) {
       // Binomial tree: C + 1 full periods of log2 n rounds, then a drain of L (L - 1) / 2 rounds.
       const std::uint32_t levels = log2_floor(n);
       const Schedule bt = generate_schedule("binomial_tree", AlgorithmOptions{n, {}, 0});
-      EXPECT_EQ(bt.num_rounds(), (kDefaultPipelineChunks + 1) * levels + levels * (levels - 1) / 2) << n;
+      const std::uint32_t chunks = find_algorithm("binomial_tree").default_pipeline_chunks;
+      EXPECT_EQ(bt.num_rounds(), (chunks + 1) * levels + levels * (levels - 1) / 2) << n;
     }
   }
   // Hand-counted: straggler_tree n = 8 (ready heap of 7, depth 2): the reduce uses left children
@@ -160,8 +161,10 @@ TEST(Baselines, ClosedFormsMatchTheGeneratedSchedules) {
   int compared = 0;
   for (const auto& info : all_algorithms()) {
     const std::string algo(info.name);
-    const bool tree = algo.size() >= 4 && algo.substr(algo.size() - 4) == "tree";
-    for (std::uint32_t chunks : tree ? std::vector<std::uint32_t>{0, 4, 6} : std::vector<std::uint32_t>{0}) {
+    if (info.hierarchical) continue;  // no closed form, tested in hierarchical_test.cpp
+    ASSERT_TRUE(info.has_closed_form()) << algo;
+    const bool pipelined = info.default_pipeline_chunks > 0;
+    for (std::uint32_t chunks : pipelined ? std::vector<std::uint32_t>{0, 4, 6} : std::vector<std::uint32_t>{0}) {
       for (Rank n : ns) {
         Schedule s;
         try {
@@ -170,19 +173,17 @@ TEST(Baselines, ClosedFormsMatchTheGeneratedSchedules) {
           continue;  // an n (or a whole algorithm) not generated yet is covered by its own tests
         }
         ClosedFormInput in;
-        in.algorithm = algo;
         in.n = n;
         in.size_bytes = 3.0 * (1 << 27);
-        in.pipeline_chunks = tree ? s.num_chunks : 0;
-        if (algo == "stragglar") in.completion_rounds = static_cast<std::uint32_t>(s.num_rounds()) - (n - 2);
+        in.pipeline_chunks = pipelined ? s.num_chunks : 0;
+        in.schedule_rounds = static_cast<std::uint32_t>(s.num_rounds());
         for (double gamma : {0.0, 2e-9}) {
           in.link = LinkModel{3e-6, 450.0 * 1024 * 1024 * 1024, gamma};
           for (double delay : {0.0, 7e-6, 2e-4, 5e-2}) {
             in.delay_s = delay;
             for (StartMode mode : {StartMode::Barrier, StartMode::Eager}) {
               in.start = mode;
-              ASSERT_TRUE(has_closed_form(algo, mode)) << algo;
-              const ClosedFormResult f = closed_form_time(in);
+              const ClosedFormResult f = info.closed_form(in);
               const double exact =
                   testing::dataflow_time(s, in.size_bytes, in.link, mode, testing::one_late(n, n - 1, delay));
               ASSERT_NEAR(f.time_s, exact, 1e-9 * exact)
@@ -195,7 +196,7 @@ TEST(Baselines, ClosedFormsMatchTheGeneratedSchedules) {
           in.delay_s = 0;
           const double no_delay = testing::dataflow_time(s, in.size_bytes, in.link, StartMode::Eager,
                                                          std::vector<double>(n, 0.0));
-          ASSERT_NEAR(closed_form_time(in).collective_s, no_delay, 1e-9 * no_delay) << algo << " n=" << n;
+          ASSERT_NEAR(info.closed_form(in).collective_s, no_delay, 1e-9 * no_delay) << algo << " n=" << n;
         }
       }
     }
@@ -210,7 +211,6 @@ TEST(Baselines, DoubleBinaryTreeFormulaForEveryHeapShape) {
     for (Rank n = 2; n <= 300; ++n) {
       const Schedule s = generate_schedule("double_binary_tree", AlgorithmOptions{n, {}, chunks});
       ClosedFormInput in;
-      in.algorithm = "double_binary_tree";
       in.n = n;
       in.size_bytes = 1 << 20;
       in.pipeline_chunks = chunks;
@@ -221,11 +221,11 @@ TEST(Baselines, DoubleBinaryTreeFormulaForEveryHeapShape) {
           in.start = mode;
           const double exact =
               testing::dataflow_time(s, in.size_bytes, in.link, mode, testing::one_late(n, n - 1, delay));
-          ASSERT_NEAR(closed_form_time(in).time_s, exact, 1e-9 * exact)
+          ASSERT_NEAR(double_binary_tree_closed_form(in).time_s, exact, 1e-9 * exact)
               << "n=" << n << " C=" << chunks << " d=" << delay << " " << start_mode_name(mode);
         }
       }
-      ASSERT_EQ(closed_form_time(in).rounds, s.num_rounds()) << "n=" << n << " C=" << chunks;
+      ASSERT_EQ(double_binary_tree_closed_form(in).rounds, s.num_rounds()) << "n=" << n << " C=" << chunks;
     }
   }
 }

@@ -46,7 +46,9 @@ TEST(Advise, LargeDelayPicksStragglarAndZeroDelayABaseline) {
   EXPECT_NEAR(*none.critical_delay_s, *late.critical_delay_s, 1e-9 + 1e-6 * *late.critical_delay_s);
   // Barrier-mode baselines pay d + T, StragglAR max(d, T_RS) + T_SAR: just above the critical
   // delay StragglAR is faster, just below it is slower.
-  EXPECT_EQ(none.ranking.size(), all_algorithms().size());
+  std::size_t flat = 0;
+  for (const auto& info : all_algorithms()) flat += info.hierarchical ? 0 : 1;
+  EXPECT_EQ(none.ranking.size(), flat);
 }
 
 TEST(Advise, RankingIsSortedAndJsonHasTheKeys) {
@@ -58,6 +60,25 @@ TEST(Advise, RankingIsSortedAndJsonHasTheKeys) {
     EXPECT_NE(json.find(key), std::string::npos) << key;
   }
   EXPECT_NE(advise_text(r).find(r.recommendation), std::string::npos);
+}
+
+// Which algorithm the critical delay is about is the table's role, not a name and not
+// straggler-awareness: direct is straggler-aware but a baseline.
+TEST(Advise, TheStudiedAlgorithmIsTheTablesRole) {
+  AdviseRequest with = request_for(2e-3);
+  with.spec.algorithms = {"direct", "stragglar", "recursive_halving_doubling"};
+  const AdviseResult r = advise(with);
+  EXPECT_EQ(r.studied, "stragglar");
+  EXPECT_TRUE(r.studied_compared);
+  EXPECT_EQ(find_algorithm(r.best_baseline).role, AlgorithmRole::Baseline);
+
+  AdviseRequest without = request_for(2e-3);
+  without.spec.algorithms = {"direct", "recursive_halving_doubling"};
+  const AdviseResult none = advise(without);
+  EXPECT_TRUE(none.studied.empty());
+  EXPECT_FALSE(none.studied_compared);
+  EXPECT_FALSE(none.critical_delay_s.has_value());
+  EXPECT_EQ(advise_text(none).find("critical delay"), std::string::npos);
 }
 
 TEST(Advise, RejectsSweeps) {

@@ -14,7 +14,7 @@ using test::CliRun;
 using test::run;
 
 TEST(Cli, HelpForEveryCommand) {
-  for (const char* cmd : {"schedule", "verify", "simulate", "calibrate", "run", "advise"}) {
+  for (const char* cmd : {"schedule", "verify", "simulate", "calibrate", "run", "advise", "algorithms"}) {
     const auto r = run({cmd, "--help"});
     EXPECT_EQ(r.code, 0) << cmd;
     EXPECT_NE(r.out.find("usage: collsim"), std::string::npos) << cmd;

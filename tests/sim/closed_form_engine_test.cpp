@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/models/closed_form.hpp"
@@ -32,8 +33,8 @@ std::string config_error(const Schedule& s, const RunConfig& c) {
 TEST(ClosedFormEngine, AgreesWithReplay) {
   int compared = 0;
   for (const auto& info : all_algorithms()) {
+    if (!info.has_closed_form()) continue;
     for (StartMode mode : {StartMode::Barrier, StartMode::Eager}) {
-      if (!has_closed_form(info.name, mode)) continue;
       for (Rank n : {2u, 3u, 4u, 5u, 6u, 8u, 12u, 16u, 17u, 32u}) {
         Schedule s;
         try {
@@ -88,6 +89,57 @@ TEST(ClosedFormEngine, RejectsWhatTheFormulasDoNotDescribe) {
   aware.straggler = 3;
   EXPECT_NE(config_error(aware, config(star, 1, StartMode::Barrier, {0, 1e-3, 0, 0})).find("straggler rank 3"),
             std::string::npos);
+}
+
+// The table's closed_form field is the engine's only source: a row with a formula runs for
+// every n it supports, in both modes, and a schedule whose algorithm is not in the table is refused.
+TEST(ClosedFormEngine, AcceptsExactlyTheRowsWithAClosedForm) {
+  for (const auto& info : all_algorithms()) {
+    for (Rank n : {2u, 5u, 8u}) {
+      const Schedule s = generate_schedule(info.name, AlgorithmOptions{n, {}, 0, info.hierarchical ? 1u : 0u});
+      for (StartMode mode : {StartMode::Barrier, StartMode::Eager}) {
+        std::vector<double> arrival(n, 0.0);
+        arrival[n - 1] = 1e-3;
+        const RunConfig c = config(make_nvswitch(n, kLink), 1 << 20, mode, arrival);
+        if (info.has_closed_form()) {
+          EXPECT_NO_THROW((void)ClosedFormEngine().run(s, c)) << info.name << " n=" << n;
+        } else {
+          EXPECT_THROW((void)ClosedFormEngine().run(s, c), ScheduleError) << info.name << " n=" << n;
+        }
+      }
+    }
+  }
+  Schedule unknown = generate_schedule("ring", AlgorithmOptions{4, {}, 0});
+  unknown.algorithm = "not_in_the_table";
+  EXPECT_NE(config_error(unknown, config(make_nvswitch(4, kLink), 1, StartMode::Barrier)).find("not_in_the_table"),
+            std::string::npos);
+}
+
+// closed_form_any_late_rank is a claim about the schedule (symmetric under rotation): where a row
+// makes it, the eager formula must match replay whichever rank is late; where an oblivious row
+// does not, the engine refuses a late rank other than n-1 in eager mode.
+TEST(ClosedFormEngine, AnyLateRankFlagHoldsAndIsEnforced) {
+  int checked = 0;
+  for (const auto& info : all_algorithms()) {
+    if (!info.has_closed_form() || info.straggler_aware) continue;
+    for (Rank n : {3u, 4u, 6u, 8u}) {
+      const Schedule s = generate_schedule(info.name, AlgorithmOptions{n, {}, 0});
+      for (Rank late = 0; late + 1 < n; ++late) {
+        std::vector<double> arrival(n, 0.0);
+        arrival[late] = 20e-6;
+        const RunConfig c = config(make_nvswitch(n, kLink), 1 << 30, StartMode::Eager, arrival);
+        if (info.closed_form_any_late_rank) {
+          const double replayed = ReplayEngine().run(s, c).time_s;
+          EXPECT_NEAR(ClosedFormEngine().run(s, c).time_s, replayed, 1e-9 * replayed)
+              << info.name << " n=" << n << " late=" << late;
+          ++checked;
+        } else {
+          EXPECT_NE(config_error(s, c).find("(n-1)"), std::string::npos) << info.name << " n=" << n;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 0) << "no row claims closed_form_any_late_rank";
 }
 
 TEST(EngineFactory, KnownAndUnknownNames) {

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "collsim/algorithms/schedule.hpp"
+#include "collsim/models/closed_form.hpp"
+#include "collsim/models/topology.hpp"
 
 namespace collsim {
 
@@ -15,23 +17,68 @@ namespace collsim {
 struct AlgorithmOptions {
   Rank n = 0;                          ///< number of ranks, >= 2
   std::optional<Rank> straggler;       ///< expected straggler; default n-1 (straggler-aware algorithms)
-  std::uint32_t pipeline_chunks = 0;   ///< trees: pipeline depth in chunks; 0 = algorithm default
-  std::uint32_t gpus_per_node = 0;     ///< hierarchical algorithms: GPUs per node (from the topology); 0 = unknown
+  /// Pipelined algorithms: pipeline depth in chunks; 0 = the row's default_pipeline_chunks
+  /// (generate_schedule() fills it in, so generators always see the depth they build).
+  std::uint32_t pipeline_chunks = 0;
+  /// Hierarchical algorithms: GPUs per node of the topology in use; 0 = no node structure known.
+  /// generate_schedule() passes it to the row's constraint on n.
+  std::uint32_t gpus_per_node = 0;
 };
+
+/// What an algorithm's constraint on n may look at besides n. Cluster algorithms will need
+/// n = nodes x GPUs per node, so the constraint is given the node size of the topology in use
+/// when the caller knows one. Today no caller does and no row reads it: every algorithm is
+/// flat (see AlgorithmInfo::hierarchical).
+struct NConstraintContext {
+  std::optional<Rank> gpus_per_node;  ///< ranks per node of the topology; nullopt = no node structure known
+};
+
+/// The node size a hierarchical algorithm takes from `topology`: GPUs per node of a cluster, 0
+/// for topologies without nodes (one NVSwitch or mesh).
+std::uint32_t gpus_per_node_of(const Topology& topology);
 
 /// Generator of one algorithm. Generators build the schedule with the straggler at rank n-1;
 /// generate_schedule() relabels for other straggler ranks.
 using GeneratorFn = Schedule (*)(const AlgorithmOptions& options);
-/// Returns an empty string if n is supported, else the reason it is not.
-using SupportFn = std::string (*)(Rank n);
+/// Returns an empty string if n is supported in this context, else the reason it is not.
+using SupportFn = std::string (*)(Rank n, const NConstraintContext& context);
 
+/// The part an algorithm plays in a comparison: collsim studies StragglAR against baselines.
+/// `collsim advise` bisects the delay at which a studied algorithm overtakes the best baseline.
+enum class AlgorithmRole : std::uint8_t { Studied, Baseline };
+
+/// "studied" / "baseline".
+const char* algorithm_role_name(AlgorithmRole role);
+
+/// One row of the algorithm table: everything collsim knows about an algorithm. No code outside
+/// the table tests an algorithm's name; it reads these fields instead.
 struct AlgorithmInfo {
   std::string_view name;          ///< the one name used in YAML, CSV, plots and CUDA
   std::string_view summary;       ///< one line for --help and listings
-  std::string_view supported_n;   ///< human description, e.g. "every n >= 2"
+  std::string_view reference;     ///< the paper (or system) the schedule follows
+  std::string_view supported_n;   ///< human description of the constraint on n, e.g. "every n >= 2"
+  AlgorithmRole role = AlgorithmRole::Baseline;
   bool straggler_aware = false;   ///< the schedule depends on which rank is late
-  SupportFn unsupported_reason = nullptr;
+  /// Built from per-node and cross-node steps of a cluster topology. No such algorithm exists
+  /// yet; the field is here so that the engines and reports can tell them apart when one does.
+  bool hierarchical = false;
+  /// Pipelined algorithms: the pipeline depth (chunks per buffer) used when the options give 0;
+  /// their schedule's num_chunks is the depth. 0 = not pipelined (num_chunks follows from n).
+  std::uint32_t default_pipeline_chunks = 0;
+  SupportFn n_constraint = nullptr;
   GeneratorFn generate = nullptr;
+  /// The alpha-beta formula (models/closed_form.hpp) of exactly this generator's schedule in
+  /// both start modes; nullptr = none, and the closed_form engine refuses the algorithm.
+  ClosedFormFn closed_form = nullptr;
+  /// The eager formula holds whichever rank is late (the schedule is symmetric under rotation,
+  /// as the ring). Otherwise it assumes the late rank is n-1 for oblivious algorithms.
+  bool closed_form_any_late_rank = false;
+
+  /// "" if n is supported in `context`, else the reason it is not (n_constraint).
+  std::string unsupported_reason(Rank n, const NConstraintContext& context = {}) const {
+    return n_constraint(n, context);
+  }
+  bool has_closed_form() const { return closed_form != nullptr; }
 };
 
 /// Every registered algorithm, in a fixed order (StragglAR first, then the baselines).
@@ -46,5 +93,10 @@ const AlgorithmInfo& find_algorithm(std::string_view name);
 /// Generates the schedule of `name` for `options`. Throws ConfigError for an unknown name,
 /// ScheduleError for n < 2, an unsupported n, or a straggler rank >= n.
 Schedule generate_schedule(std::string_view name, const AlgorithmOptions& options);
+
+/// The closed form of `name` through its table row; pipeline_chunks 0 means the row's default.
+/// Throws ConfigError for an unknown name, ScheduleError when the row has no closed form, and
+/// what the formula throws (models/closed_form.hpp).
+ClosedFormResult closed_form_time(std::string_view name, ClosedFormInput input);
 
 }  // namespace collsim

@@ -30,14 +30,17 @@ struct AdviseResult {
   std::vector<AdviseEntry> ranking;  ///< by mean time, fastest first
   std::string best;                  ///< fastest by mean
   std::string best_by_p99;
-  std::string best_baseline;         ///< fastest by mean other than stragglar
+  std::string best_baseline;         ///< fastest by mean among the baselines (AlgorithmRole::Baseline)
+  /// Fastest by mean among the studied algorithms (AlgorithmRole::Studied: stragglar); empty
+  /// when the request lists none.
+  std::string studied;
   double mean_delay_s = 0;           ///< mean straggler delay over the trials
-  /// The constant delay of one straggler (rank n-1) above which stragglar beats best_baseline,
-  /// found by bisection with the same engine; nullopt when stragglar is not compared or does not
-  /// win below `critical_search_limit_s`.
+  /// The constant delay of one straggler (rank n-1) above which `studied` beats best_baseline,
+  /// found by bisection with the same engine; nullopt when nothing is compared or `studied` does
+  /// not win below `critical_search_limit_s`.
   std::optional<double> critical_delay_s;
   double critical_search_limit_s = 0;
-  bool stragglar_compared = false;
+  bool studied_compared = false;     ///< both `studied` and best_baseline exist
   std::string recommendation;        ///< one sentence
 };
 

@@ -15,29 +15,26 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <string_view>
 
 #include "collsim/models/link_model.hpp"
 
 namespace collsim {
 
-/// Pipeline depth (chunks per tree) of binomial_tree, double_binary_tree and straggler_tree
-/// when AlgorithmOptions::pipeline_chunks / ClosedFormInput::pipeline_chunks is 0.
-inline constexpr std::uint32_t kDefaultPipelineChunks = 8;
-
 struct ClosedFormInput {
-  std::string algorithm;            ///< registry name
   std::uint32_t n = 0;              ///< ranks, >= 2
   double size_bytes = 0;            ///< buffer per rank, >= 0
   LinkModel link;                   ///< alpha, beta, gamma
   double delay_s = 0;               ///< the straggler arrives delay_s after everyone else, >= 0
   StartMode start = StartMode::Barrier;
-  std::uint32_t pipeline_chunks = 0;///< trees: as in AlgorithmOptions (0 = kDefaultPipelineChunks)
-  /// stragglar only: number of phase-2 (completion) rounds R of the schedule in use, i.e. its
-  /// total rounds minus the n - 2 of the ReduceScatter. 0 means n - 2 + log2 n, which is only
-  /// defined (and only accepted) for n a power of two.
-  std::uint32_t completion_rounds = 0;
+  /// Pipelined algorithms (the trees): the schedule's pipeline depth, i.e. its num_chunks, >= 1.
+  /// Ignored by the others. The default depth is a fact of the algorithm table
+  /// (AlgorithmInfo::default_pipeline_chunks), not of these formulas.
+  std::uint32_t pipeline_chunks = 0;
+  /// Total rounds (all phases) of the schedule in use; 0 = not known. Only a formula whose round
+  /// count depends on the generator's construction reads it: stragglar takes its completion
+  /// rounds R = schedule_rounds - (n - 2) from it, and without it knows R only for n a power of
+  /// two (n - 2 + log2 n).
+  std::uint32_t schedule_rounds = 0;
 };
 
 struct ClosedFormResult {
@@ -48,32 +45,41 @@ struct ClosedFormResult {
   std::uint32_t rounds = 0;             ///< rounds of the schedule (all phases)
 };
 
-/// True when `algorithm` has a closed form for this start mode. Every registered algorithm has
-/// one in both modes, for every n >= 2 (with the input restrictions of closed_form_time());
-/// unknown names give false.
-bool has_closed_form(std::string_view algorithm, StartMode start);
+/// The closed form of one algorithm. The algorithm table (algorithms/registry.hpp,
+/// AlgorithmInfo::closed_form) points at one of the functions below; nothing here knows
+/// algorithm names, so that a new algorithm is added in one place.
+/// Every formula holds in both start modes, for every n >= 2, and does O(n) work at most (the
+/// tree formulas walk the tree shape once).
+/// Every formula throws ConfigError naming the offending value for n < 2, a negative or
+/// non-finite size, delay, alpha or gamma, or a non-positive bandwidth, and (pipelined ones) for
+/// pipeline_chunks = 0. Exactness: the formulas of ring, recursive_halving_doubling,
+/// recursive_doubling, direct, binomial_tree and straggler_tree follow from their schedules'
+/// structure; stragglar's assumes (as in the published construction) that the straggler takes
+/// part in every completion round and that its n-1 exchanges are the only reductions;
+/// double_binary_tree's critical chain wanders between the two trees and its round counts are
+/// stated, not proved, for its heap structure and checked exhaustively against the dataflow
+/// (see closed_form.cpp).
+using ClosedFormFn = ClosedFormResult (*)(const ClosedFormInput& input);
 
-/// Completion time of `input.algorithm` by its alpha-beta formula; O(n) work at most (the tree
-/// formulas walk the tree shape once).
-/// Throws ConfigError naming the offending value for an unknown algorithm, n < 2, a negative or
-/// non-finite size, delay, alpha or gamma, or a non-positive bandwidth; ScheduleError for
-/// stragglar without completion_rounds at an n that is not a power of two or with
-/// completion_rounds < n - 1, and for double_binary_tree with an odd pipeline_chunks or fewer
-/// than 4 (its formula needs two chunks per tree).
-/// Exactness: the formulas of ring, recursive_halving_doubling, recursive_doubling, direct,
-/// binomial_tree and straggler_tree follow from their schedules' structure; stragglar's assumes
-/// (as in the published construction) that the straggler takes part in every completion round
-/// and that its n-1 exchanges are the only reductions; double_binary_tree's critical chain
-/// wanders between the two trees and its round counts are stated, not proved, for its heap
-/// structure and checked exhaustively against the dataflow (see closed_form.cpp).
-ClosedFormResult closed_form_time(const ClosedFormInput& input);
+ClosedFormResult ring_closed_form(const ClosedFormInput& input);
+ClosedFormResult recursive_halving_doubling_closed_form(const ClosedFormInput& input);
+ClosedFormResult recursive_doubling_closed_form(const ClosedFormInput& input);
+ClosedFormResult direct_closed_form(const ClosedFormInput& input);
+ClosedFormResult binomial_tree_closed_form(const ClosedFormInput& input);
+ClosedFormResult straggler_tree_closed_form(const ClosedFormInput& input);
+/// Also throws ScheduleError for an odd pipeline_chunks or fewer than 4 (the formula needs two
+/// chunks per tree).
+ClosedFormResult double_binary_tree_closed_form(const ClosedFormInput& input);
+/// Also throws ScheduleError when schedule_rounds is 0 at an n that is not a power of two, or
+/// gives fewer than n - 1 completion rounds.
+ClosedFormResult stragglar_closed_form(const ClosedFormInput& input);
 
 /// Rabenseifner & Traeff's published cost of recursive halving/doubling with 3-2 elimination for
 /// n that is not a power of two (Rabenseifner & Traeff, EuroPVM/MPI 2004; formula quoted in the
 /// StragglAR paper), no delay, no reduction cost:
 ///   2 ceil(log2 n) alpha + 2 s beta (1.5 - 1 / 2^floor(log2 n)).
 /// For reference curves only: collsim's recursive_halving_doubling schedule uses MPICH's fold,
-/// which closed_form_time() models. Throws ConfigError as closed_form_time() does.
+/// which recursive_halving_doubling_closed_form() models. Throws ConfigError as the formulas do.
 double rhd_three_two_elimination_s(std::uint32_t n, double size_bytes, const LinkModel& link);
 
 }  // namespace collsim
