@@ -20,8 +20,8 @@
 namespace collsim {
 namespace {
 
-constexpr std::array<std::string_view, 8> kAlgorithms{
-    "stragglar", "ring", "recursive_halving_doubling", "recursive_doubling",
+constexpr std::array<std::string_view, 9> kAlgorithms{
+    "stragglar", "ring", "recursive_halving_doubling", "recursive_halving_doubling_fold", "recursive_doubling",
     "binomial_tree", "double_binary_tree", "direct", "straggler_tree"};
 
 std::string known_names() {
@@ -53,20 +53,51 @@ Timing ring(std::uint32_t n, double s, double d, const Cost& c) {
   return {t0, d + t0, 2 * (n - 1)};
 }
 
+// The power-of-two core (algorithms/src/hypercube_rounds.hpp) from halving level first_level
+// on, and back: level k halves a window of s / 2^k, so both of its rounds move s / 2^(k+1).
+double hypercube_s(std::uint32_t p, double s, std::uint32_t first_level, const Cost& c) {
+  const auto levels = static_cast<std::uint32_t>(std::countr_zero(p));
+  double t = 0;
+  for (std::uint32_t k = first_level; k < levels; ++k) {
+    const double m = s / static_cast<double>(2u << k);
+    t += c.red(m) + c.cp(m);
+  }
+  return t;
+}
+
+// 3-2 elimination (algorithms/src/recursive_halving_doubling.cpp): for n != p the first halving
+// level takes two rounds of half-buffer reductions and the last doubling level two rounds of
+// half-buffer copies. Every group with an extra rank keeps both of its core ranks busy in both
+// elimination rounds, and the hypercube levels then tie every core rank of a half to every
+// other, so the triples set the pace. The straggler n-1 is in a plain pair when r < p/2; its
+// pair then needs it only for one exchange, which in eager mode runs while the triples do their
+// first round. Otherwise (and at n = p) every rank is needed from the first round on.
+Timing recursive_halving_doubling(std::uint32_t n, double s, double d, StartMode start, const Cost& c) {
+  const std::uint32_t p = std::bit_floor(n);
+  const std::uint32_t levels = static_cast<std::uint32_t>(std::countr_zero(p));
+  const std::uint32_t extra = n - p;
+  if (extra == 0) {
+    const double t0 = hypercube_s(p, s, 0, c);
+    return {t0, d + t0, 2 * levels};
+  }
+  const double eliminate = c.red(s / 2);
+  const double rest = hypercube_s(p, s, 1, c) + 2 * c.cp(s / 2);
+  const double t0 = 2 * eliminate + rest;
+  const bool plain_pair = extra < p / 2;
+  const double time = start == StartMode::Eager && plain_pair ? std::max(d, eliminate) + eliminate + rest : d + t0;
+  return {t0, time, 2 * levels + 2};
+}
+
 // MPICH fold (algorithms/src/power_of_two_fold.hpp): the straggler n-1 is a core rank that does
 // not fold, so in eager mode its delay overlaps the fold round; the hypercube rounds then tie
 // every core rank to every other, so all finish together.
-Timing recursive_halving_doubling(std::uint32_t n, double s, double d, StartMode start, const Cost& c) {
+Timing recursive_halving_doubling_fold(std::uint32_t n, double s, double d, StartMode start, const Cost& c) {
   const std::uint32_t p = std::bit_floor(n);
   const std::uint32_t levels = static_cast<std::uint32_t>(std::countr_zero(p));
   const bool folds = p != n;
   const double fold_in = folds ? c.red(s) : 0.0;
   const double fold_out = folds ? c.cp(s) : 0.0;
-  double hypercube = 0;
-  for (std::uint32_t k = 0; k < levels; ++k) {
-    hypercube += c.red(s / static_cast<double>(2u << k));               // halving: p / 2^(k+1) chunks
-    hypercube += c.cp(s * static_cast<double>(1u << k) / p);            // doubling: 2^k chunks
-  }
+  const double hypercube = hypercube_s(p, s, 0, c);
   const double t0 = fold_in + hypercube + fold_out;
   const double time = start == StartMode::Barrier ? d + t0 : std::max(d, fold_in) + hypercube + fold_out;
   return {t0, time, 2 * levels + (folds ? 2u : 0u)};
@@ -335,6 +366,8 @@ ClosedFormResult closed_form_time(const ClosedFormInput& in) {
     t = ring(n, s, d, c);
   } else if (a == "recursive_halving_doubling") {
     t = recursive_halving_doubling(n, s, d, in.start, c);
+  } else if (a == "recursive_halving_doubling_fold") {
+    t = recursive_halving_doubling_fold(n, s, d, in.start, c);
   } else if (a == "recursive_doubling") {
     t = recursive_doubling(n, s, d, in.start, c);
   } else if (a == "direct") {

@@ -2,6 +2,7 @@
 // and the closed forms of models/ against an exact dataflow evaluation of the generated schedules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <string>
@@ -17,8 +18,9 @@
 namespace collsim {
 namespace {
 
-const std::vector<std::string> kBaselines{"recursive_halving_doubling", "recursive_doubling", "binomial_tree",
-                                          "double_binary_tree", "direct", "straggler_tree"};
+const std::vector<std::string> kBaselines{"recursive_halving_doubling", "recursive_halving_doubling_fold",
+                                          "recursive_doubling", "binomial_tree", "double_binary_tree", "direct",
+                                          "straggler_tree"};
 
 std::vector<Rank> all_sizes() {
   std::vector<Rank> ns;
@@ -42,6 +44,54 @@ TEST(Baselines, VerifiedAndCorrectForEveryN) {
       ASSERT_TRUE(ref.correct) << algo << " n=" << n << ": " << ref.first_mismatch;
     }
   }
+}
+
+// The non-power-of-two cases of recursive halving/doubling depend on n - p relative to p/2 (plain
+// pairs, triples, quads), so every n up to 300 is checked, not a sample.
+TEST(Baselines, RecursiveHalvingDoublingVerifiedAndCorrectUpTo300) {
+  for (const std::string algo : {"recursive_halving_doubling", "recursive_halving_doubling_fold"}) {
+    for (Rank n = 2; n <= 300; ++n) {
+      const Schedule s = generate_schedule(algo, AlgorithmOptions{n, {}, 0});
+      const auto d = verify_schedule(s);
+      ASSERT_TRUE(d.empty()) << algo << " n=" << n << ": " << format_diagnostic(s, d[0]);
+      const auto ref = execute_reference(s, 1);
+      ASSERT_TRUE(ref.correct) << algo << " n=" << n << ": " << ref.first_mismatch;
+    }
+  }
+}
+
+// 3-2 elimination: no message is larger than half the buffer (the fold sends all of it), the
+// extra ranks take part only in the first two and the last two rounds, and the default
+// straggler n-1 is in a plain pair (one exchange each way) exactly when n - p < p/2.
+TEST(Baselines, ThreeTwoEliminationShape) {
+  for (Rank n = 3; n <= 300; ++n) {
+    const Rank p = std::bit_floor(n);
+    if (n == p) continue;
+    const Schedule s = generate_schedule("recursive_halving_doubling", AlgorithmOptions{n, {}, 0});
+    ASSERT_EQ(s.phases.size(), 2u);
+    const std::size_t rounds = s.num_rounds();
+    std::size_t round_id = 0;
+    std::size_t straggler_transfers = 0;
+    for (const Phase& phase : s.phases) {
+      for (std::size_t r = 0; r < phase.num_rounds(); ++r, ++round_id) {
+        const bool elimination = round_id < 2 || round_id + 2 >= rounds;
+        for (const Transfer& t : phase.round(r)) {
+          ASSERT_LE(t.chunk_count, p / 2) << "n=" << n;
+          const Rank extra = n - p;
+          if (!elimination) {
+            ASSERT_GE(std::min(t.src, t.dst), extra) << "n=" << n << " round " << round_id;
+          } else if (t.src == n - 1 || t.dst == n - 1) {
+            ++straggler_transfers;
+          }
+        }
+      }
+    }
+    // A plain pair: one exchange (two transfers) to eliminate and one to restore; a triple's b
+    // takes part in three transfers each way.
+    EXPECT_EQ(straggler_transfers, n - p < p / 2 ? 4u : 6u) << "n=" << n;
+  }
+  const Schedule fold = generate_schedule("recursive_halving_doubling_fold", AlgorithmOptions{6, {}, 0});
+  EXPECT_EQ(fold.phases[0].round(0)[0].chunk_count, fold.num_chunks);
 }
 
 TEST(Baselines, TreesAreCorrectForOtherPipelineDepths) {
@@ -72,9 +122,11 @@ TEST(Baselines, RoundCounts) {
   for (Rank n : all_sizes()) {
     const Rank p = std::bit_floor(n);
     const std::uint32_t fold = n == p ? 0 : 2;
-    const Schedule rhd = generate_schedule("recursive_halving_doubling", AlgorithmOptions{n, {}, 0});
-    EXPECT_EQ(rhd.num_rounds(), 2 * log2_floor(n) + fold) << n;
-    EXPECT_EQ(rhd.num_chunks, p);
+    for (const std::string algo : {"recursive_halving_doubling", "recursive_halving_doubling_fold"}) {
+      const Schedule rhd = generate_schedule(algo, AlgorithmOptions{n, {}, 0});
+      EXPECT_EQ(rhd.num_rounds(), 2 * log2_floor(n) + fold) << algo << " " << n;
+      EXPECT_EQ(rhd.num_chunks, p) << algo;
+    }
     const Schedule rd = generate_schedule("recursive_doubling", AlgorithmOptions{n, {}, 0});
     EXPECT_EQ(rd.num_rounds(), log2_floor(n) + fold) << n;
     EXPECT_EQ(rd.num_chunks, 1u);
@@ -99,7 +151,7 @@ TEST(Baselines, RoundCounts) {
 
 TEST(Baselines, FoldKeepsTheStragglerOutOfTheFold) {
   // n = 6: ranks 0 and 2 fold into 1 and 3; rank 5 (the default straggler) is a core rank.
-  const Schedule s = generate_schedule("recursive_halving_doubling", AlgorithmOptions{6, {}, 0});
+  const Schedule s = generate_schedule("recursive_halving_doubling_fold", AlgorithmOptions{6, {}, 0});
   const auto fold = s.phases[0].round(0);
   ASSERT_EQ(fold.size(), 2u);
   for (const Transfer& t : fold) {

@@ -83,15 +83,52 @@ TEST(ClosedForm, StragglarHidesTheReduceScatterOnlyWhenTheDelayIsLongEnough) {
 
 TEST(ClosedForm, RecursiveHalvingDoubling) {
   EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 8)), 6 * kAlpha + 14.0 / 8 * kSbeta, 1e-15);
+  // n = 6 (two triples): eliminate 1/2 twice, halve 1/4, double 1/4, restore 1/2 twice.
+  const double half = kAlpha + kSbeta / 2;
+  const double t6 = 2 * half + 2 * (kAlpha + kSbeta / 4) + 2 * half;
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6)), t6, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 1e-3)), 1e-3 + t6, 1e-15);
+  // Eager at n = 6: the straggler (rank 5) is the b of a triple, needed from the first round.
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 1e-3, StartMode::Eager)), 1e-3 + t6, 1e-15);
+  EXPECT_EQ(closed_form_time(paper("recursive_halving_doubling", 6)).rounds, 6u);
+  // n = 5 (one triple, one plain pair holding the straggler): in eager mode a delay shorter than
+  // one elimination round is hidden, a longer one costs all but that round.
+  const double t5 = t6;
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 5)), t5, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 5, 1e-3, StartMode::Eager)), t5, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 5, 5e-3, StartMode::Eager)), 5e-3 + t5 - half, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 5, 5e-3)), 5e-3 + t5, 1e-15);
+}
+
+TEST(ClosedForm, RecursiveHalvingDoublingFold) {
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling_fold", 8)), 6 * kAlpha + 14.0 / 8 * kSbeta, 1e-15);
   // n = 6: fold 1 GiB, halve 1/2 and 1/4, double 1/4 and 1/2, unfold 1 GiB.
   const double fold = kAlpha + kSbeta;
   const double t0 = fold + 4 * kAlpha + 1.5 * kSbeta + fold;
-  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6)), t0, 1e-15);
-  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 1e-3)), 1e-3 + t0, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling_fold", 6)), t0, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling_fold", 6, 1e-3)), 1e-3 + t0, 1e-15);
   // Eager: the straggler is not in the fold, so a delay shorter than the fold costs nothing.
-  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 1e-3, StartMode::Eager)), t0, 1e-15);
-  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 5e-3, StartMode::Eager)), 5e-3 + t0 - fold, 1e-15);
-  EXPECT_EQ(closed_form_time(paper("recursive_halving_doubling", 6)).rounds, 6u);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling_fold", 6, 1e-3, StartMode::Eager)), t0, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling_fold", 6, 5e-3, StartMode::Eager)), 5e-3 + t0 - fold, 1e-15);
+  EXPECT_EQ(closed_form_time(paper("recursive_halving_doubling_fold", 6)).rounds, 6u);
+}
+
+// 3-2 elimination is the published bound at every n that is not a power of two, and below it at
+// powers of two; the fold exceeds it by s beta at every such n.
+TEST(ClosedForm, RecursiveHalvingDoublingMeetsTheThreeTwoEliminationBound) {
+  const LinkModel link{kAlpha, 450 * kGiB, 0.0};
+  for (std::uint32_t n = 2; n <= 300; ++n) {
+    const double bound = rhd_three_two_elimination_s(n, kGiB, link);
+    const double rhd = time_of(paper("recursive_halving_doubling", n));
+    const double fold = time_of(paper("recursive_halving_doubling_fold", n));
+    if (std::has_single_bit(n)) {
+      EXPECT_LT(rhd, bound) << n;
+      EXPECT_EQ(rhd, fold) << n;
+    } else {
+      EXPECT_NEAR(rhd, bound, 1e-12 * bound) << n;
+      EXPECT_NEAR(fold - rhd, kSbeta, 1e-12) << n;
+    }
+  }
 }
 
 TEST(ClosedForm, RabenseifnerTraeffReferenceFormula) {
@@ -143,8 +180,9 @@ TEST(ClosedForm, Trees) {
 }
 
 TEST(ClosedForm, BarrierNeverBeatsEager) {
-  for (const std::string algo : {"ring", "recursive_halving_doubling", "recursive_doubling", "binomial_tree",
-                                 "double_binary_tree", "direct", "straggler_tree", "stragglar"}) {
+  for (const std::string algo : {"ring", "recursive_halving_doubling", "recursive_halving_doubling_fold",
+                                 "recursive_doubling", "binomial_tree", "double_binary_tree", "direct",
+                                 "straggler_tree", "stragglar"}) {
     for (std::uint32_t n : {2u, 4u, 6u, 7u, 8u, 16u, 30u}) {
       if (algo == "stragglar" && !std::has_single_bit(n)) continue;
       for (double d : {0.0, 1e-5, 1e-3, 1e-1}) {
@@ -158,8 +196,9 @@ TEST(ClosedForm, BarrierNeverBeatsEager) {
 }
 
 TEST(ClosedForm, EveryAlgorithmHasAFormulaInBothModes) {
-  for (const std::string algo : {"ring", "recursive_halving_doubling", "recursive_doubling", "binomial_tree",
-                                 "double_binary_tree", "direct", "straggler_tree", "stragglar"}) {
+  for (const std::string algo : {"ring", "recursive_halving_doubling", "recursive_halving_doubling_fold",
+                                 "recursive_doubling", "binomial_tree", "double_binary_tree", "direct",
+                                 "straggler_tree", "stragglar"}) {
     EXPECT_TRUE(has_closed_form(algo, StartMode::Barrier)) << algo;
     EXPECT_TRUE(has_closed_form(algo, StartMode::Eager)) << algo;
   }

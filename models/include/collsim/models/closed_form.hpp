@@ -60,7 +60,7 @@ bool has_closed_form(std::string_view algorithm, StartMode start);
 /// stragglar without completion_rounds at an n that is not a power of two or with
 /// completion_rounds < n - 1, and for double_binary_tree with an odd pipeline_chunks or fewer
 /// than 4 (its formula needs two chunks per tree).
-/// Exactness: the formulas of ring, recursive_halving_doubling, recursive_doubling, direct,
+/// Exactness: the formulas of ring, recursive_halving_doubling(_fold), recursive_doubling, direct,
 /// binomial_tree and straggler_tree follow from their schedules' structure; stragglar's assumes
 /// (as in the published construction) that the straggler takes part in every completion round
 /// and that its n-1 exchanges are the only reductions; double_binary_tree's critical chain
@@ -72,8 +72,11 @@ ClosedFormResult closed_form_time(const ClosedFormInput& input);
 /// n that is not a power of two (Rabenseifner & Traeff, EuroPVM/MPI 2004; formula quoted in the
 /// StragglAR paper), no delay, no reduction cost:
 ///   2 ceil(log2 n) alpha + 2 s beta (1.5 - 1 / 2^floor(log2 n)).
-/// For reference curves only: collsim's recursive_halving_doubling schedule uses MPICH's fold,
-/// which closed_form_time() models. Throws ConfigError as closed_form_time() does.
+/// collsim's recursive_halving_doubling schedule (3-2 elimination) takes exactly this time with
+/// gamma = 0 and no delay at every n that is not a power of two, and less at powers of two
+/// (2 s beta (1 - 1/n)); closed_form_time() gives it with gamma and delays.
+/// recursive_halving_doubling_fold (MPICH's fold) takes 2 s beta (2 - 1/2^floor(log2 n)) instead.
+/// Throws ConfigError as closed_form_time() does.
 double rhd_three_two_elimination_s(std::uint32_t n, double size_bytes, const LinkModel& link);
 
 }  // namespace collsim
