@@ -38,74 +38,130 @@
 namespace collsim {
 namespace {
 
-// The group of core pair j (0 <= j < p/2): its core ranks and the extras attached to it.
+// n = 2^t g with g odd. Rank w g + u is member u of subgroup w (0 <= w < 2^t, 0 <= u < g);
+// members 0..r'-1 are the subgroup's extras, members r'..g-1 its core ranks 0..p'-1, where
+// p' = bit_floor(g) = p / 2^t and r' = g - p'. Core rank v' of subgroup w has the global core
+// index w p' + v', so subgroup w's window is chunks [w p', (w + 1) p').
+struct Layout {
+  explicit Layout(Rank n)
+      : p(std::bit_floor(n)),
+        top(static_cast<std::uint32_t>(std::countr_zero(n))),
+        g(n >> top),
+        p_sub(std::bit_floor(g)),
+        extra_sub(g - std::bit_floor(g)) {}
+
+  Rank p;
+  std::uint32_t top;  ///< t: levels halved evenly over all ranks before the elimination
+  Rank g;
+  Rank p_sub;
+  Rank extra_sub;
+
+  Rank rank(Rank w, Rank u) const { return w * g + u; }
+  Rank core(Rank v) const { return rank(v / p_sub, extra_sub + v % p_sub); }
+};
+
+// The group of core pair j of subgroup w: a keeps the lower half of the window, b the upper half.
 struct EliminationGroup {
   Rank a, b;
   bool has_c, has_c2;
   Rank c, c2;
+  std::uint32_t lower, upper, half;  ///< first chunk of each half, chunks per half
 };
 
-EliminationGroup group_of(Rank j, Rank p, Rank extra) {
-  const Rank half = p / 2;
-  return {extra + j, extra + j + half, j < extra, j + half < extra, j, j + half};
+EliminationGroup group_of(const Layout& l, Rank w, Rank j) {
+  const Rank half = l.p_sub / 2;
+  const Rank e = l.extra_sub;
+  const std::uint32_t base = w * l.p_sub;
+  return {l.rank(w, e + j), l.rank(w, e + j + half), j < e, j + half < e, l.rank(w, j), l.rank(w, j + half),
+          base, base + half, half};
 }
 
-void append_elimination(Phase& rs, Rank p, Rank extra) {
-  const Rank half = p / 2;
+void append_elimination(Phase& rs, const Layout& l) {
+  const Rank subgroups = Rank{1} << l.top;
   rs.begin_round();
-  for (Rank j = 0; j < half; ++j) {
-    const EliminationGroup g = group_of(j, p, extra);
-    if (!g.has_c) {
-      rs.add(g.a, g.b, half, half, Op::Reduce);
-      rs.add(g.b, g.a, 0, half, Op::Reduce);
-      continue;
-    }
-    rs.add(g.c, g.a, 0, half, Op::Reduce);
-    if (!g.has_c2) {
-      rs.add(g.a, g.b, half, half, Op::Reduce);
-    } else {
-      rs.add(g.a, g.c, half, half, Op::Reduce);
-      rs.add(g.c2, g.b, half, half, Op::Reduce);
-      rs.add(g.b, g.c2, 0, half, Op::Reduce);
+  for (Rank w = 0; w < subgroups; ++w) {
+    for (Rank j = 0; j < l.p_sub / 2; ++j) {
+      const EliminationGroup g = group_of(l, w, j);
+      if (!g.has_c) {
+        rs.add(g.a, g.b, g.upper, g.half, Op::Reduce);
+        rs.add(g.b, g.a, g.lower, g.half, Op::Reduce);
+        continue;
+      }
+      rs.add(g.c, g.a, g.lower, g.half, Op::Reduce);
+      if (!g.has_c2) {
+        rs.add(g.a, g.b, g.upper, g.half, Op::Reduce);
+      } else {
+        rs.add(g.a, g.c, g.upper, g.half, Op::Reduce);
+        rs.add(g.c2, g.b, g.upper, g.half, Op::Reduce);
+        rs.add(g.b, g.c2, g.lower, g.half, Op::Reduce);
+      }
     }
   }
   rs.begin_round();
-  for (Rank j = 0; j < half && j < extra; ++j) {
-    const EliminationGroup g = group_of(j, p, extra);
-    rs.add(g.c, g.b, half, half, Op::Reduce);
-    rs.add(g.has_c2 ? g.c2 : g.b, g.a, 0, half, Op::Reduce);
+  for (Rank w = 0; w < subgroups; ++w) {
+    for (Rank j = 0; j < l.p_sub / 2 && j < l.extra_sub; ++j) {
+      const EliminationGroup g = group_of(l, w, j);
+      rs.add(g.c, g.b, g.upper, g.half, Op::Reduce);
+      rs.add(g.has_c2 ? g.c2 : g.b, g.a, g.lower, g.half, Op::Reduce);
+    }
   }
 }
 
 // The inverse, with copies: a holds the lower half, b the upper half of the result.
 //   triple: round 1  b --U--> a, a --L--> c;   round 2  a --L--> b, b --U--> c
 //   quad:   round 1  a --L--> c, b --U--> c2;  round 2  a <-> b, c <-> c2 (each sends its half)
-void append_unelimination(Phase& ag, Rank p, Rank extra) {
-  const Rank half = p / 2;
+void append_unelimination(Phase& ag, const Layout& l) {
+  const Rank subgroups = Rank{1} << l.top;
   ag.begin_round();
-  for (Rank j = 0; j < half; ++j) {
-    const EliminationGroup g = group_of(j, p, extra);
-    if (!g.has_c) {
-      ag.add(g.a, g.b, 0, half, Op::Copy);
-      ag.add(g.b, g.a, half, half, Op::Copy);
-    } else if (!g.has_c2) {
-      ag.add(g.b, g.a, half, half, Op::Copy);
-      ag.add(g.a, g.c, 0, half, Op::Copy);
-    } else {
-      ag.add(g.a, g.c, 0, half, Op::Copy);
-      ag.add(g.b, g.c2, half, half, Op::Copy);
+  for (Rank w = 0; w < subgroups; ++w) {
+    for (Rank j = 0; j < l.p_sub / 2; ++j) {
+      const EliminationGroup g = group_of(l, w, j);
+      if (!g.has_c) {
+        ag.add(g.a, g.b, g.lower, g.half, Op::Copy);
+        ag.add(g.b, g.a, g.upper, g.half, Op::Copy);
+      } else if (!g.has_c2) {
+        ag.add(g.b, g.a, g.upper, g.half, Op::Copy);
+        ag.add(g.a, g.c, g.lower, g.half, Op::Copy);
+      } else {
+        ag.add(g.a, g.c, g.lower, g.half, Op::Copy);
+        ag.add(g.b, g.c2, g.upper, g.half, Op::Copy);
+      }
     }
   }
   ag.begin_round();
-  for (Rank j = 0; j < half && j < extra; ++j) {
-    const EliminationGroup g = group_of(j, p, extra);
-    ag.add(g.a, g.b, 0, half, Op::Copy);
-    if (!g.has_c2) {
-      ag.add(g.b, g.c, half, half, Op::Copy);
-    } else {
-      ag.add(g.b, g.a, half, half, Op::Copy);
-      ag.add(g.c, g.c2, 0, half, Op::Copy);
-      ag.add(g.c2, g.c, half, half, Op::Copy);
+  for (Rank w = 0; w < subgroups; ++w) {
+    for (Rank j = 0; j < l.p_sub / 2 && j < l.extra_sub; ++j) {
+      const EliminationGroup g = group_of(l, w, j);
+      ag.add(g.a, g.b, g.lower, g.half, Op::Copy);
+      if (!g.has_c2) {
+        ag.add(g.b, g.c, g.upper, g.half, Op::Copy);
+      } else {
+        ag.add(g.b, g.a, g.upper, g.half, Op::Copy);
+        ag.add(g.c, g.c2, g.lower, g.half, Op::Copy);
+        ag.add(g.c2, g.c, g.upper, g.half, Op::Copy);
+      }
+    }
+  }
+}
+
+// The even levels over all n ranks: member u of subgroup w pairs with member u of subgroup
+// w ^ mask, and every member of subgroup w holds the window a core of subgroup w would hold.
+// Halving level k (k < t) works on windows of p / 2^k chunks; doubling with `halving` false
+// sends the window of p' 2^k chunks around subgroup w's.
+void append_top_levels(Phase& phase, const Layout& l, bool halving) {
+  const Rank subgroups = Rank{1} << l.top;
+  for (std::uint32_t k = 0; k < l.top; ++k) {
+    const Rank mask_w = halving ? subgroups >> (k + 1) : Rank{1} << k;
+    const Rank mask_v = mask_w * l.p_sub;
+    phase.begin_round();
+    for (Rank w = 0; w < subgroups; ++w) {
+      const Rank v = w * l.p_sub;
+      // Halving: the subgroup with the mask bit clear keeps the lower half of its window of
+      // 2 mask_v chunks. Doubling: send the mask_v chunks held, the block containing v.
+      const Rank lo = v & ~(2 * mask_v - 1);
+      const Rank begin = halving ? ((v & mask_v) == 0 ? lo + mask_v : lo) : v & ~(mask_v - 1);
+      const Op op = halving ? Op::Reduce : Op::Copy;
+      for (Rank u = 0; u < l.g; ++u) phase.add(l.rank(w, u), l.rank(w ^ mask_w, u), begin, mask_v, op);
     }
   }
 }
@@ -115,29 +171,26 @@ void append_unelimination(Phase& ag, Rank p, Rank extra) {
 std::string recursive_halving_doubling_unsupported(Rank /*n*/) { return {}; }
 
 Schedule generate_recursive_halving_doubling(const AlgorithmOptions& options) {
-  const Rank p = std::bit_floor(options.n);
-  const Rank extra = options.n - p;
-  const auto core = [extra](Rank v) { return extra + v; };
-  const std::uint32_t levels = hypercube_levels(p);
+  const Layout l(options.n);
+  const auto core = [&l](Rank v) { return l.core(v); };
+  const std::uint32_t levels = hypercube_levels(l.p);
   Schedule s;
   s.n = options.n;
-  s.num_chunks = p;
-
+  s.num_chunks = l.p;
   Phase& rs = s.add_phase("reduce_scatter");
-  if (extra == 0) {
-    append_halving_levels(rs, p, 0, core);
-  } else {
-    append_elimination(rs, p, extra);
-    append_halving_levels(rs, p, 1, core);
+  if (l.extra_sub == 0) {  // n is a power of two: the plain hypercube
+    append_halving_levels(rs, l.p, 0, core);
+    append_doubling_levels(s.add_phase("all_gather"), l.p, levels, core);
+    return s;
   }
-
+  append_top_levels(rs, l, true);
+  append_elimination(rs, l);
+  append_halving_levels(rs, l.p, l.top + 1, core);
+  // Added only now: add_phase may move the phases, and with them `rs`.
   Phase& ag = s.add_phase("all_gather");
-  if (extra == 0) {
-    append_doubling_levels(ag, p, levels, core);
-  } else {
-    append_doubling_levels(ag, p, levels - 1, core);
-    append_unelimination(ag, p, extra);
-  }
+  append_doubling_levels(ag, l.p, levels - l.top - 1, core);
+  append_unelimination(ag, l);
+  append_top_levels(ag, l, false);
   return s;
 }
 

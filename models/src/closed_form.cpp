@@ -65,26 +65,30 @@ double hypercube_s(std::uint32_t p, double s, std::uint32_t first_level, const C
   return t;
 }
 
-// 3-2 elimination (algorithms/src/recursive_halving_doubling.cpp): for n != p the first halving
-// level takes two rounds of half-buffer reductions and the last doubling level two rounds of
-// half-buffer copies. Every group with an extra rank keeps both of its core ranks busy in both
-// elimination rounds, and the hypercube levels then tie every core rank of a half to every
-// other, so the triples set the pace. The straggler n-1 is in a plain pair when r < p/2; its
-// pair then needs it only for one exchange, which in eager mode runs while the triples do their
-// first round. Otherwise (and at n = p) every rank is needed from the first round on.
+// 3-2 elimination (algorithms/src/recursive_halving_doubling.cpp), n = 2^t g with g odd: for
+// n != p, halving level t (messages m = s / 2^(t+1)) takes two rounds of reductions and doubling
+// level t two rounds of copies, every other level one round as in the hypercube. The t levels
+// before it pair all ranks evenly; in the elimination every group with an extra rank keeps both
+// of its core ranks busy in both rounds, and the later levels tie every core rank of a half
+// window to every other, so the triples set the pace. The straggler n-1 and the 2^t - 1 ranks
+// the even levels make wait for it are the b of a plain pair when g - p' < p'/2 (p' = p / 2^t);
+// their pairs then need them for one exchange, which in eager mode runs while the triples do
+// their first elimination round. Otherwise (and at n = p) the delay reaches everyone in full.
 Timing recursive_halving_doubling(std::uint32_t n, double s, double d, StartMode start, const Cost& c) {
   const std::uint32_t p = std::bit_floor(n);
   const std::uint32_t levels = static_cast<std::uint32_t>(std::countr_zero(p));
-  const std::uint32_t extra = n - p;
-  if (extra == 0) {
+  if (n == p) {
     const double t0 = hypercube_s(p, s, 0, c);
     return {t0, d + t0, 2 * levels};
   }
-  const double eliminate = c.red(s / 2);
-  const double rest = hypercube_s(p, s, 1, c) + 2 * c.cp(s / 2);
-  const double t0 = 2 * eliminate + rest;
-  const bool plain_pair = extra < p / 2;
-  const double time = start == StartMode::Eager && plain_pair ? std::max(d, eliminate) + eliminate + rest : d + t0;
+  const auto t = static_cast<std::uint32_t>(std::countr_zero(n));
+  const std::uint32_t p_sub = p >> t;
+  const std::uint32_t extra_sub = (n - p) >> t;
+  const double m = s / static_cast<double>(2u << t);
+  const double eliminate = c.red(m);
+  const double t0 = hypercube_s(p, s, 0, c) + eliminate + c.cp(m);
+  const bool plain_pair = extra_sub < p_sub / 2;
+  const double time = start == StartMode::Eager && plain_pair ? t0 - eliminate + std::max(d, eliminate) : d + t0;
   return {t0, time, 2 * levels + 2};
 }
 

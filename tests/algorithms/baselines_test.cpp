@@ -60,35 +60,41 @@ TEST(Baselines, RecursiveHalvingDoublingVerifiedAndCorrectUpTo300) {
   }
 }
 
-// 3-2 elimination: no message is larger than half the buffer (the fold sends all of it), the
-// extra ranks take part only in the first two and the last two rounds, and the default
-// straggler n-1 is in a plain pair (one exchange each way) exactly when n - p < p/2.
+// 3-2 elimination at n = 2^t g (g odd): the largest message of each reduce_scatter round
+// halves from p/2 chunks, except that level t (where the odd subgroups eliminate their extra
+// ranks) takes two rounds; the all_gather mirrors it. The default straggler n-1 takes part in
+// two transfers per even level and per core level, and in two (a plain pair, when
+// g - p' < p'/2) or three (the b of a triple) per direction in the elimination.
 TEST(Baselines, ThreeTwoEliminationShape) {
   for (Rank n = 3; n <= 300; ++n) {
     const Rank p = std::bit_floor(n);
     if (n == p) continue;
+    const auto t = static_cast<std::uint32_t>(std::countr_zero(n));
+    const std::uint32_t levels = log2_floor(n);
+    std::vector<std::uint32_t> sizes;
+    for (std::uint32_t k = 0; k < levels; ++k) {
+      sizes.push_back(p >> (k + 1));
+      if (k == t) sizes.push_back(p >> (k + 1));
+    }
     const Schedule s = generate_schedule("recursive_halving_doubling", AlgorithmOptions{n, {}, 0});
     ASSERT_EQ(s.phases.size(), 2u);
-    const std::size_t rounds = s.num_rounds();
-    std::size_t round_id = 0;
-    std::size_t straggler_transfers = 0;
-    for (const Phase& phase : s.phases) {
-      for (std::size_t r = 0; r < phase.num_rounds(); ++r, ++round_id) {
-        const bool elimination = round_id < 2 || round_id + 2 >= rounds;
-        for (const Transfer& t : phase.round(r)) {
-          ASSERT_LE(t.chunk_count, p / 2) << "n=" << n;
-          const Rank extra = n - p;
-          if (!elimination) {
-            ASSERT_GE(std::min(t.src, t.dst), extra) << "n=" << n << " round " << round_id;
-          } else if (t.src == n - 1 || t.dst == n - 1) {
-            ++straggler_transfers;
-          }
-        }
+    for (std::size_t ph = 0; ph < 2; ++ph) {
+      const Phase& phase = s.phases[ph];
+      ASSERT_EQ(phase.num_rounds(), sizes.size()) << "n=" << n;
+      for (std::size_t r = 0; r < phase.num_rounds(); ++r) {
+        std::uint32_t largest = 0;
+        for (const Transfer& x : phase.round(r)) largest = std::max<std::uint32_t>(largest, x.chunk_count);
+        const std::size_t level = ph == 0 ? r : sizes.size() - 1 - r;
+        EXPECT_EQ(largest, sizes[level]) << "n=" << n << " phase " << ph << " round " << r;
       }
     }
-    // A plain pair: one exchange (two transfers) to eliminate and one to restore; a triple's b
-    // takes part in three transfers each way.
-    EXPECT_EQ(straggler_transfers, n - p < p / 2 ? 4u : 6u) << "n=" << n;
+    std::size_t straggler_transfers = 0;
+    for (const Phase& phase : s.phases) {
+      for (const Transfer& x : phase.transfers()) straggler_transfers += x.src == n - 1 || x.dst == n - 1;
+    }
+    const Rank p_sub = p >> t;
+    const Rank extra_sub = (n - p) >> t;
+    EXPECT_EQ(straggler_transfers, 4 * (levels - 1) + (extra_sub < p_sub / 2 ? 4u : 6u)) << "n=" << n;
   }
   const Schedule fold = generate_schedule("recursive_halving_doubling_fold", AlgorithmOptions{6, {}, 0});
   EXPECT_EQ(fold.phases[0].round(0)[0].chunk_count, fold.num_chunks);

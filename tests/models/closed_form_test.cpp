@@ -83,17 +83,18 @@ TEST(ClosedForm, StragglarHidesTheReduceScatterOnlyWhenTheDelayIsLongEnough) {
 
 TEST(ClosedForm, RecursiveHalvingDoubling) {
   EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 8)), 6 * kAlpha + 14.0 / 8 * kSbeta, 1e-15);
-  // n = 6 (two triples): eliminate 1/2 twice, halve 1/4, double 1/4, restore 1/2 twice.
-  const double half = kAlpha + kSbeta / 2;
-  const double t6 = 2 * half + 2 * (kAlpha + kSbeta / 4) + 2 * half;
+  // n = 6 = 2 x 3: halve 1/2 over all six, eliminate 1/4 twice in each triple, and back.
+  const double t6 = 2 * (kAlpha + kSbeta / 2) + 4 * (kAlpha + kSbeta / 4);
   EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6)), t6, 1e-15);
   EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 1e-3)), 1e-3 + t6, 1e-15);
-  // Eager at n = 6: the straggler (rank 5) is the b of a triple, needed from the first round.
+  // Eager at n = 6: the straggler (rank 5) is in the first round and then the b of a triple.
   EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 1e-3, StartMode::Eager)), 1e-3 + t6, 1e-15);
   EXPECT_EQ(closed_form_time(paper("recursive_halving_doubling", 6)).rounds, 6u);
-  // n = 5 (one triple, one plain pair holding the straggler): in eager mode a delay shorter than
-  // one elimination round is hidden, a longer one costs all but that round.
-  const double t5 = t6;
+  // n = 5 (one triple, one plain pair holding the straggler): eliminate 1/2 twice, halve 1/4,
+  // and back. In eager mode a delay shorter than one elimination round is hidden, a longer one
+  // costs all but that round.
+  const double half = kAlpha + kSbeta / 2;
+  const double t5 = 4 * half + 2 * (kAlpha + kSbeta / 4);
   EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 5)), t5, 1e-15);
   EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 5, 1e-3, StartMode::Eager)), t5, 1e-15);
   EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 5, 5e-3, StartMode::Eager)), 5e-3 + t5 - half, 1e-15);
@@ -113,8 +114,9 @@ TEST(ClosedForm, RecursiveHalvingDoublingFold) {
   EXPECT_EQ(closed_form_time(paper("recursive_halving_doubling_fold", 6)).rounds, 6u);
 }
 
-// 3-2 elimination is the published bound at every n that is not a power of two, and below it at
-// powers of two; the fold exceeds it by s beta at every such n.
+// Against Rabenseifner & Traeff's 3-2 elimination bound: equal at odd n, below it by
+// s beta (1 - 1/2^t) at n = 2^t g (g odd > 1), because the elimination runs on windows of
+// s / 2^t; at powers of two it is the plain hypercube. The fold exceeds it by s beta.
 TEST(ClosedForm, RecursiveHalvingDoublingMeetsTheThreeTwoEliminationBound) {
   const LinkModel link{kAlpha, 450 * kGiB, 0.0};
   for (std::uint32_t n = 2; n <= 300; ++n) {
@@ -124,10 +126,12 @@ TEST(ClosedForm, RecursiveHalvingDoublingMeetsTheThreeTwoEliminationBound) {
     if (std::has_single_bit(n)) {
       EXPECT_LT(rhd, bound) << n;
       EXPECT_EQ(rhd, fold) << n;
-    } else {
-      EXPECT_NEAR(rhd, bound, 1e-12 * bound) << n;
-      EXPECT_NEAR(fold - rhd, kSbeta, 1e-12) << n;
+      continue;
     }
+    const double below = kSbeta * (1 - 1.0 / (1u << std::countr_zero(n)));
+    EXPECT_NEAR(rhd, bound - below, 1e-12 * bound) << n;
+    EXPECT_LE(rhd, bound * (1 + 1e-12)) << n;
+    EXPECT_NEAR(fold - bound, kSbeta, 1e-12) << n;
   }
 }
 
