@@ -17,6 +17,7 @@ STYLE = {
     "stragglar": ("#d62728", "o"),
     "ring": ("#1f77b4", "s"),
     "recursive_halving_doubling": ("#2ca02c", "^"),
+    "recursive_halving_doubling_fold": ("#98df8a", "<"),
     "recursive_doubling": ("#9467bd", "v"),
     "binomial_tree": ("#8c564b", "D"),
     "double_binary_tree": ("#e377c2", "P"),
@@ -35,12 +36,13 @@ NUMERIC = {"n", "size_bytes", "delay_s", "trial", "seed", "time_s", "time_after_
            "transfers_per_s", "peak_rss_bytes"}
 
 # Legend order and display names; algorithms not listed keep their registry name and go last.
-ORDER = ["stragglar", "ring", "recursive_halving_doubling", "recursive_doubling", "binomial_tree",
-         "double_binary_tree", "direct", "straggler_tree"]
+ORDER = ["stragglar", "ring", "recursive_halving_doubling", "recursive_halving_doubling_fold", "recursive_doubling",
+         "binomial_tree", "double_binary_tree", "direct", "straggler_tree"]
 LABEL = {
     "stragglar": "StragglAR",
     "ring": "Ring",
     "recursive_halving_doubling": "Recursive halving/doubling",
+    "recursive_halving_doubling_fold": "Recursive halving/doubling (MPICH fold)",
     "recursive_doubling": "Recursive doubling",
     "binomial_tree": "Binomial tree",
     "double_binary_tree": "Double binary tree",

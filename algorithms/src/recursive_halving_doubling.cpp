@@ -5,31 +5,36 @@
 // reduction operations" (ICCS 2004): a recursive-halving ReduceScatter, then a recursive-doubling
 // AllGather (hypercube_rounds.hpp).
 //
-// n = p + r with p the largest power of two <= n. Ranks 0..r-1 are "extra"; ranks r..n-1 are the
-// core ranks 0..p-1. The first halving level of the core pairs core j ("a", keeps the lower half)
-// with core j + p/2 ("b", keeps the upper half). Extra rank e joins pair e mod p/2, so a pair has
-// no extra (a plain pair: one exchange), one (a triple) or, when r > p/2, two (a quad). The first
-// level then takes two rounds in which every message is half the buffer, and leaves a and b
-// holding the lower and upper half reduced over the whole group; the extras drop out until the
-// last level of the AllGather, which undoes this in two rounds of half-buffer copies.
+// n = 2^t g with g odd, p the largest power of two <= n, p' = p / 2^t. The first t halving
+// levels pair all n ranks evenly (subgroup w with subgroup w ^ mask, member for member), which
+// leaves 2^t subgroups of g ranks, each owning a window of s / 2^t. In each subgroup the next
+// level pairs core a (keeps the lower half of the window) with core b (keeps the upper half);
+// the g - p' extra ranks join those pairs, one each (a triple) or, when g - p' > p'/2, two (a
+// quad); a pair without extras does one exchange. That level takes two rounds whose messages are
+// half the window; then the extras drop out and the p core ranks finish the hypercube. The
+// AllGather mirrors it. Running the elimination at level t rather than first (where Rabenseifner
+// and Traeff put it) is what makes even n cheaper: its extra round moves s / 2^(t+1), not s / 2.
 //
-// The two elimination rounds of a triple (L = lower half, U = upper half, '+' = receiver adds):
+// The two elimination rounds of a triple (L / U = lower / upper half of the window, '+' = the
+// receiver adds):
 //
-//     round 1:   c --L+--> a      a --U+--> b
+//     round 1:   c --L+--> a      a --U+--> c                   (b idle)
 //     round 2:   c --U+--> b      b --L+--> a        a holds L of a+b+c, b holds U of a+b+c
 //
-// and of a quad:  round 1: c --L+--> a, a --U+--> c, c2 --U+--> b, b --L+--> c2;
-//                 round 2: c --U+--> b, c2 --L+--> a.
+// A quad adds c2 <--> b in round 1 (c2 sends U, b sends L) and sends c2 --L+--> a instead of b
+// in round 2.
 //
-// Cost (alpha-beta, no reduction cost): 2 ceil(log2 n) alpha + 2 s beta (1.5 - 1/p), the 3-2
-// elimination bound quoted by the StragglAR paper (models: rhd_three_two_elimination_s); MPICH's
-// fold (recursive_halving_doubling_fold) pays 2 s beta (2 - 1/p). Why not a bandwidth-optimal
-// any-n variant (Bruck-style, Swing): docs/recursive_halving_doubling.md.
+// Cost (alpha-beta-gamma, no delay): 2 ceil(log2 n) alpha + (2 beta + gamma) s (1 - 1/p +
+// 1/2^(t+1)): the 3-2 elimination bound quoted by the StragglAR paper (models:
+// rhd_three_two_elimination_s) at odd n, below it at even n; MPICH's fold
+// (recursive_halving_doubling_fold) pays 2 s beta (2 - 1/p). Why not a bandwidth-optimal any-n
+// variant (Bruck-style, Swing): docs/recursive_halving_doubling.md.
 //
 // Phases: "reduce_scatter" (every rank takes part, so a bulk-synchronous start waits for all),
 // "all_gather". Rounds: 2 log2 p, plus 2 when n != p. num_chunks = p. One port.
-// Rank n-1 (the default straggler) is the b of the last pair, a plain pair when r < p/2: its
-// delay then overlaps the triples' first elimination round in eager mode.
+// Rank n-1 (the default straggler) is member g-1 of the last subgroup: the b of the last pair,
+// which is never a quad, and b is idle in the first elimination round, so in eager mode up to one
+// elimination message of its delay is hidden.
 #include "collsim/algorithms/generators.hpp"
 #include "hypercube_rounds.hpp"
 
@@ -87,11 +92,11 @@ void append_elimination(Phase& rs, const Layout& l) {
         rs.add(g.b, g.a, g.lower, g.half, Op::Reduce);
         continue;
       }
+      // b stays idle in a triple's first round, so that a late b (the straggler) is first
+      // needed in the second one.
       rs.add(g.c, g.a, g.lower, g.half, Op::Reduce);
-      if (!g.has_c2) {
-        rs.add(g.a, g.b, g.upper, g.half, Op::Reduce);
-      } else {
-        rs.add(g.a, g.c, g.upper, g.half, Op::Reduce);
+      rs.add(g.a, g.c, g.upper, g.half, Op::Reduce);
+      if (g.has_c2) {
         rs.add(g.c2, g.b, g.upper, g.half, Op::Reduce);
         rs.add(g.b, g.c2, g.lower, g.half, Op::Reduce);
       }

@@ -68,12 +68,11 @@ double hypercube_s(std::uint32_t p, double s, std::uint32_t first_level, const C
 // 3-2 elimination (algorithms/src/recursive_halving_doubling.cpp), n = 2^t g with g odd: for
 // n != p, halving level t (messages m = s / 2^(t+1)) takes two rounds of reductions and doubling
 // level t two rounds of copies, every other level one round as in the hypercube. The t levels
-// before it pair all ranks evenly; in the elimination every group with an extra rank keeps both
-// of its core ranks busy in both rounds, and the later levels tie every core rank of a half
-// window to every other, so the triples set the pace. The straggler n-1 and the 2^t - 1 ranks
-// the even levels make wait for it are the b of a plain pair when g - p' < p'/2 (p' = p / 2^t);
-// their pairs then need them for one exchange, which in eager mode runs while the triples do
-// their first elimination round. Otherwise (and at n = p) the delay reaches everyone in full.
+// before it pair all ranks evenly; in the elimination every group with an extra rank keeps its
+// core a busy in both rounds, and the later levels tie every core rank of a half window to
+// every other, so the triples set the pace. The straggler n-1, and the 2^t - 1 ranks the even
+// levels make wait for it, are the b of a plain pair or a triple: first needed in the second
+// elimination round, so in eager mode one elimination message of the delay is hidden.
 Timing recursive_halving_doubling(std::uint32_t n, double s, double d, StartMode start, const Cost& c) {
   const std::uint32_t p = std::bit_floor(n);
   const std::uint32_t levels = static_cast<std::uint32_t>(std::countr_zero(p));
@@ -82,13 +81,10 @@ Timing recursive_halving_doubling(std::uint32_t n, double s, double d, StartMode
     return {t0, d + t0, 2 * levels};
   }
   const auto t = static_cast<std::uint32_t>(std::countr_zero(n));
-  const std::uint32_t p_sub = p >> t;
-  const std::uint32_t extra_sub = (n - p) >> t;
   const double m = s / static_cast<double>(2u << t);
   const double eliminate = c.red(m);
   const double t0 = hypercube_s(p, s, 0, c) + eliminate + c.cp(m);
-  const bool plain_pair = extra_sub < p_sub / 2;
-  const double time = start == StartMode::Eager && plain_pair ? t0 - eliminate + std::max(d, eliminate) : d + t0;
+  const double time = start == StartMode::Eager ? t0 - eliminate + std::max(d, eliminate) : d + t0;
   return {t0, time, 2 * levels + 2};
 }
 

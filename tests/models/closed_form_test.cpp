@@ -87,8 +87,11 @@ TEST(ClosedForm, RecursiveHalvingDoubling) {
   const double t6 = 2 * (kAlpha + kSbeta / 2) + 4 * (kAlpha + kSbeta / 4);
   EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6)), t6, 1e-15);
   EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 1e-3)), 1e-3 + t6, 1e-15);
-  // Eager at n = 6: the straggler (rank 5) is in the first round and then the b of a triple.
-  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 1e-3, StartMode::Eager)), 1e-3 + t6, 1e-15);
+  // Eager at n = 6: the straggler (rank 5) and its first partner are the b of a triple, idle in
+  // the first elimination round, so a delay hides that round (3 us + 1/4 GiB) and no more.
+  const double quarter = kAlpha + kSbeta / 4;
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 0.5e-3, StartMode::Eager)), t6, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 1e-3, StartMode::Eager)), 1e-3 + t6 - quarter, 1e-15);
   EXPECT_EQ(closed_form_time(paper("recursive_halving_doubling", 6)).rounds, 6u);
   // n = 5 (one triple, one plain pair holding the straggler): eliminate 1/2 twice, halve 1/4,
   // and back. In eager mode a delay shorter than one elimination round is hidden, a longer one
@@ -132,6 +135,21 @@ TEST(ClosedForm, RecursiveHalvingDoublingMeetsTheThreeTwoEliminationBound) {
     EXPECT_NEAR(rhd, bound - below, 1e-12 * bound) << n;
     EXPECT_LE(rhd, bound * (1 + 1e-12)) << n;
     EXPECT_NEAR(fold - bound, kSbeta, 1e-12) << n;
+  }
+  // The fold hides more of a delay in eager mode, but never enough to win, with or without
+  // reduction cost.
+  for (std::uint32_t n : {3u, 5u, 6u, 7u, 12u, 13u, 24u, 96u, 191u}) {
+    for (double gamma : {0.0, 1.0 / 50e9}) {
+      for (double d : {0.0, 1e-4, 1e-3, 3e-3, 1e-2}) {
+        for (StartMode mode : {StartMode::Barrier, StartMode::Eager}) {
+          ClosedFormInput rhd = paper("recursive_halving_doubling", n, d, mode);
+          rhd.link.gamma_s_per_byte = gamma;
+          ClosedFormInput fold = rhd;
+          fold.algorithm = "recursive_halving_doubling_fold";
+          EXPECT_LT(time_of(rhd), time_of(fold)) << n << " d=" << d << " " << start_mode_name(mode);
+        }
+      }
+    }
   }
 }
 
