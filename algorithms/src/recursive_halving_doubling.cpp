@@ -7,13 +7,18 @@
 //
 // n = 2^t g with g odd, p the largest power of two <= n, p' = p / 2^t. The first t halving
 // levels pair all n ranks evenly (subgroup w with subgroup w ^ mask, member for member), which
-// leaves 2^t subgroups of g ranks, each owning a window of s / 2^t. In each subgroup the next
-// level pairs core a (keeps the lower half of the window) with core b (keeps the upper half);
-// the g - p' extra ranks join those pairs, one each (a triple) or, when g - p' > p'/2, two (a
-// quad); a pair without extras does one exchange. That level takes two rounds whose messages are
-// half the window; then the extras drop out and the p core ranks finish the hypercube. The
-// AllGather mirrors it. Running the elimination at level t rather than first (where Rabenseifner
-// and Traeff put it) is what makes even n cheaper: its extra round moves s / 2^(t+1), not s / 2.
+// leaves 2^t subgroups of g ranks, each owning a window of s / 2^t. Then:
+//  * g = 3: the three reduce-scatter their window in thirds in two dissemination rounds (Bruck,
+//    Ho, Kipnis, Upfal & Weathersby, IEEE TPDS 1997), one chunk per message, which is
+//    bandwidth-optimal: n = 3 2^t moves s (n - 1)/n per direction in ceil(log2 n) rounds;
+//  * otherwise 3-2 elimination: the next level pairs core a (keeps the lower half of the window)
+//    with core b (keeps the upper half); the g - p' extra ranks join those pairs, one each (a
+//    triple) or, when g - p' > p'/2, two (a quad); a pair without extras does one exchange. That
+//    level takes two rounds whose messages are half the window; then the extras drop out and the
+//    p core ranks finish the hypercube.
+// The AllGather mirrors it. Running the elimination at level t rather than first (where
+// Rabenseifner and Traeff put it) is what makes even n cheaper: its extra round moves
+// s / 2^(t+1), not s / 2.
 //
 // The two elimination rounds of a triple (L / U = lower / upper half of the window, '+' = the
 // receiver adds):
@@ -24,17 +29,17 @@
 // A quad adds c2 <--> b in round 1 (c2 sends U, b sends L) and sends c2 --L+--> a instead of b
 // in round 2.
 //
-// Cost (alpha-beta-gamma, no delay): 2 ceil(log2 n) alpha + (2 beta + gamma) s (1 - 1/p +
-// 1/2^(t+1)): the 3-2 elimination bound quoted by the StragglAR paper (models:
-// rhd_three_two_elimination_s) at odd n, below it at even n; MPICH's fold
-// (recursive_halving_doubling_fold) pays 2 s beta (2 - 1/p). Why not a bandwidth-optimal any-n
-// variant (Bruck-style, Swing): docs/recursive_halving_doubling.md.
+// Cost (alpha-beta-gamma, no delay): 2 ceil(log2 n) alpha + (2 beta + gamma) s f with
+// f = 1 - 1/p + 1/2^(t+1) (3-2 elimination) or f = (n - 1)/n (g = 3). That is the 3-2 elimination
+// bound quoted by the StragglAR paper (models: rhd_three_two_elimination_s, f = 1.5 - 1/p) at
+// odd n other than 3, and below it at every other n; MPICH's fold (recursive_halving_doubling_fold)
+// pays f = 2 - 1/p. Why not bandwidth-optimal at every n: docs/recursive_halving_doubling.md.
 //
 // Phases: "reduce_scatter" (every rank takes part, so a bulk-synchronous start waits for all),
-// "all_gather". Rounds: 2 log2 p, plus 2 when n != p. num_chunks = p. One port.
-// Rank n-1 (the default straggler) is member g-1 of the last subgroup: the b of the last pair,
-// which is never a quad, and b is idle in the first elimination round, so in eager mode up to one
-// elimination message of its delay is hidden.
+// "all_gather". Rounds: 2 log2 p, plus 2 when n != p. num_chunks = n when g = 3, else p. One port.
+// Rank n-1 (the default straggler) is member g-1 of the last subgroup. Under 3-2 elimination
+// that is the b of the last pair, which is never a quad, and b is idle in the first elimination
+// round, so in eager mode up to one elimination message of its delay is hidden.
 #include "collsim/algorithms/generators.hpp"
 #include "hypercube_rounds.hpp"
 
@@ -43,23 +48,26 @@
 namespace collsim {
 namespace {
 
-// n = 2^t g with g odd. Rank w g + u is member u of subgroup w (0 <= w < 2^t, 0 <= u < g);
-// members 0..r'-1 are the subgroup's extras, members r'..g-1 its core ranks 0..p'-1, where
-// p' = bit_floor(g) = p / 2^t and r' = g - p'. Core rank v' of subgroup w has the global core
-// index w p' + v', so subgroup w's window is chunks [w p', (w + 1) p').
+// n = 2^t g with g odd. Rank w g + u is member u of subgroup w (0 <= w < 2^t, 0 <= u < g).
+// Subgroup w's window is chunks [w cw, (w + 1) cw). When g = 3 the window has cw = 3 chunks,
+// member u's being chunk w cw + u. Otherwise cw = p' = bit_floor(g) = p / 2^t, members
+// 0..r'-1 (r' = g - p') are the subgroup's extras and members r'..g-1 its core ranks 0..p'-1;
+// core rank v' of subgroup w has the global core index w p' + v' and ends owning that chunk.
 struct Layout {
   explicit Layout(Rank n)
       : p(std::bit_floor(n)),
         top(static_cast<std::uint32_t>(std::countr_zero(n))),
         g(n >> top),
         p_sub(std::bit_floor(g)),
-        extra_sub(g - std::bit_floor(g)) {}
+        extra_sub(g - std::bit_floor(g)),
+        window(g == 3 ? 3 : std::bit_floor(g)) {}
 
   Rank p;
-  std::uint32_t top;  ///< t: levels halved evenly over all ranks before the elimination
+  std::uint32_t top;  ///< t: levels halved evenly over all ranks before the subgroups work alone
   Rank g;
   Rank p_sub;
   Rank extra_sub;
+  Rank window;        ///< cw: chunks per subgroup window
 
   Rank rank(Rank w, Rank u) const { return w * g + u; }
   Rank core(Rank v) const { return rank(v / p_sub, extra_sub + v % p_sub); }
@@ -149,24 +157,40 @@ void append_unelimination(Phase& ag, const Layout& l) {
   }
 }
 
+// A subgroup of three ranks reduce-scatters and all-gathers its window of three chunks as in
+// Bruck et al.'s dissemination pattern: in each round every member sends one chunk, so both
+// directions move 2/3 of the window in two rounds, the optimum (3-2 elimination moves all of it).
+//   reduce_scatter  round 1: u --chunk u+2 (+)--> u+2    round 2: u --chunk u+1 (+)--> u+1
+//   all_gather      round 1: u --chunk u--> u+1          round 2: u --chunk u--> u+2   (mod 3)
+void append_triple_rounds(Phase& phase, const Layout& l, bool reduce) {
+  const Rank subgroups = Rank{1} << l.top;
+  for (Rank shift : {reduce ? 2u : 1u, reduce ? 1u : 2u}) {
+    phase.begin_round();
+    for (Rank w = 0; w < subgroups; ++w) {
+      for (Rank u = 0; u < 3; ++u) {
+        const Rank to = (u + shift) % 3;
+        phase.add(l.rank(w, u), l.rank(w, to), w * 3 + (reduce ? to : u), 1, reduce ? Op::Reduce : Op::Copy);
+      }
+    }
+  }
+}
+
 // The even levels over all n ranks: member u of subgroup w pairs with member u of subgroup
-// w ^ mask, and every member of subgroup w holds the window a core of subgroup w would hold.
-// Halving level k (k < t) works on windows of p / 2^k chunks; doubling with `halving` false
-// sends the window of p' 2^k chunks around subgroup w's.
+// w ^ mask. In halving level k (k < t) the block of 2 mask subgroup windows around w is split,
+// the subgroup with the mask bit clear keeping the lower half; doubling level k sends the block
+// of 2^k windows held, the one around w.
 void append_top_levels(Phase& phase, const Layout& l, bool halving) {
   const Rank subgroups = Rank{1} << l.top;
   for (std::uint32_t k = 0; k < l.top; ++k) {
-    const Rank mask_w = halving ? subgroups >> (k + 1) : Rank{1} << k;
-    const Rank mask_v = mask_w * l.p_sub;
+    const Rank mask = halving ? subgroups >> (k + 1) : Rank{1} << k;
     phase.begin_round();
     for (Rank w = 0; w < subgroups; ++w) {
-      const Rank v = w * l.p_sub;
-      // Halving: the subgroup with the mask bit clear keeps the lower half of its window of
-      // 2 mask_v chunks. Doubling: send the mask_v chunks held, the block containing v.
-      const Rank lo = v & ~(2 * mask_v - 1);
-      const Rank begin = halving ? ((v & mask_v) == 0 ? lo + mask_v : lo) : v & ~(mask_v - 1);
+      const Rank lo = w & ~(2 * mask - 1);
+      const Rank first = halving ? ((w & mask) == 0 ? lo + mask : lo) : w & ~(mask - 1);
       const Op op = halving ? Op::Reduce : Op::Copy;
-      for (Rank u = 0; u < l.g; ++u) phase.add(l.rank(w, u), l.rank(w ^ mask_w, u), begin, mask_v, op);
+      for (Rank u = 0; u < l.g; ++u) {
+        phase.add(l.rank(w, u), l.rank(w ^ mask, u), first * l.window, mask * l.window, op);
+      }
     }
   }
 }
@@ -181,7 +205,7 @@ Schedule generate_recursive_halving_doubling(const AlgorithmOptions& options) {
   const std::uint32_t levels = hypercube_levels(l.p);
   Schedule s;
   s.n = options.n;
-  s.num_chunks = l.p;
+  s.num_chunks = l.window << l.top;
   Phase& rs = s.add_phase("reduce_scatter");
   if (l.extra_sub == 0) {  // n is a power of two: the plain hypercube
     append_halving_levels(rs, l.p, 0, core);
@@ -189,9 +213,16 @@ Schedule generate_recursive_halving_doubling(const AlgorithmOptions& options) {
     return s;
   }
   append_top_levels(rs, l, true);
+  if (l.g == 3) {
+    append_triple_rounds(rs, l, true);
+    // Added only now: add_phase may move the phases, and with them `rs`.
+    Phase& ag = s.add_phase("all_gather");
+    append_triple_rounds(ag, l, false);
+    append_top_levels(ag, l, false);
+    return s;
+  }
   append_elimination(rs, l);
   append_halving_levels(rs, l.p, l.top + 1, core);
-  // Added only now: add_phase may move the phases, and with them `rs`.
   Phase& ag = s.add_phase("all_gather");
   append_doubling_levels(ag, l.p, levels - l.top - 1, core);
   append_unelimination(ag, l);

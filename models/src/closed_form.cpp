@@ -65,8 +65,9 @@ double hypercube_s(std::uint32_t p, double s, std::uint32_t first_level, const C
   return t;
 }
 
-// 3-2 elimination (algorithms/src/recursive_halving_doubling.cpp), n = 2^t g with g odd: for
-// n != p, halving level t (messages m = s / 2^(t+1)) takes two rounds of reductions and doubling
+// Recursive halving/doubling (algorithms/src/recursive_halving_doubling.cpp), n = 2^t g with g
+// odd. For g = 3, t even levels and then two dissemination rounds in each subgroup of three.
+// Otherwise 3-2 elimination: for n != p, halving level t (messages m = s / 2^(t+1)) takes two rounds of reductions and doubling
 // level t two rounds of copies, every other level one round as in the hypercube. The t levels
 // before it pair all ranks evenly; in the elimination every group with an extra rank keeps its
 // core a busy in both rounds, and the later levels tie every core rank of a half window to
@@ -81,6 +82,13 @@ Timing recursive_halving_doubling(std::uint32_t n, double s, double d, StartMode
     return {t0, d + t0, 2 * levels};
   }
   const auto t = static_cast<std::uint32_t>(std::countr_zero(n));
+  if (n >> t == 3) {
+    // Subgroups of three: two rounds of a third of the window each way, every member busy in
+    // every round, so a late rank delays its subgroup, and through the even levels everyone.
+    const double third = s / static_cast<double>(3u << t);
+    const double t0 = hypercube_s(1u << t, s, 0, c) + 2 * c.red(third) + 2 * c.cp(third);
+    return {t0, d + t0, 2 * levels + 2};
+  }
   const double m = s / static_cast<double>(2u << t);
   const double eliminate = c.red(m);
   const double t0 = hypercube_s(p, s, 0, c) + eliminate + c.cp(m);

@@ -60,33 +60,40 @@ TEST(Baselines, RecursiveHalvingDoublingVerifiedAndCorrectUpTo300) {
   }
 }
 
-// 3-2 elimination at n = 2^t g (g odd): the largest message of each reduce_scatter round
-// halves from p/2 chunks, except that level t (where the odd subgroups eliminate their extra
-// ranks) takes two rounds; the all_gather mirrors it. The default straggler n-1 takes part in
-// two transfers per even level and per core level, and in the elimination in one exchange each
-// way (a plain pair, when g - p' < p'/2) or, as the b of a triple, in none of the first round,
-// two of the second and three on the way back.
+// n = 2^t g (g odd): the largest message of each reduce_scatter round halves from s/2, except
+// at level t where the subgroups of g work alone: two rounds of s / 2^(t+1) (3-2 elimination)
+// or, when g = 3, two rounds of s / (3 2^t) and nothing after. The all_gather mirrors it. The
+// default straggler n-1 takes part in two transfers per even level and per core level; in the
+// elimination in one exchange each way (a plain pair, when g - p' < p'/2) or, as the b of a
+// triple, in none of the first round, two of the second and three on the way back; in a
+// subgroup of three in two transfers per round.
 TEST(Baselines, ThreeTwoEliminationShape) {
   for (Rank n = 3; n <= 300; ++n) {
     const Rank p = std::bit_floor(n);
     if (n == p) continue;
     const auto t = static_cast<std::uint32_t>(std::countr_zero(n));
+    const Rank g = n >> t;
     const std::uint32_t levels = log2_floor(n);
-    std::vector<std::uint32_t> sizes;
-    for (std::uint32_t k = 0; k < levels; ++k) {
-      sizes.push_back(p >> (k + 1));
-      if (k == t) sizes.push_back(p >> (k + 1));
+    std::vector<std::uint32_t> denominators;  // round r moves 1/denominators[r] of the buffer
+    for (std::uint32_t k = 0; k < t; ++k) denominators.push_back(2u << k);
+    for (std::uint32_t k = t; k < levels; ++k) {
+      if (g == 3) {
+        denominators.insert(denominators.end(), 2, 3u << t);
+        break;
+      }
+      denominators.push_back(2u << k);
+      if (k == t) denominators.push_back(2u << k);
     }
     const Schedule s = generate_schedule("recursive_halving_doubling", AlgorithmOptions{n, {}, 0});
     ASSERT_EQ(s.phases.size(), 2u);
     for (std::size_t ph = 0; ph < 2; ++ph) {
       const Phase& phase = s.phases[ph];
-      ASSERT_EQ(phase.num_rounds(), sizes.size()) << "n=" << n;
+      ASSERT_EQ(phase.num_rounds(), denominators.size()) << "n=" << n;
       for (std::size_t r = 0; r < phase.num_rounds(); ++r) {
         std::uint32_t largest = 0;
         for (const Transfer& x : phase.round(r)) largest = std::max<std::uint32_t>(largest, x.chunk_count);
-        const std::size_t level = ph == 0 ? r : sizes.size() - 1 - r;
-        EXPECT_EQ(largest, sizes[level]) << "n=" << n << " phase " << ph << " round " << r;
+        const std::size_t level = ph == 0 ? r : denominators.size() - 1 - r;
+        EXPECT_EQ(largest * denominators[level], s.num_chunks) << "n=" << n << " phase " << ph << " round " << r;
       }
     }
     std::size_t straggler_transfers = 0;
@@ -94,9 +101,10 @@ TEST(Baselines, ThreeTwoEliminationShape) {
       for (const Transfer& x : phase.transfers()) straggler_transfers += x.src == n - 1 || x.dst == n - 1;
     }
     const Rank p_sub = p >> t;
-    const Rank extra_sub = (n - p) >> t;
-    EXPECT_EQ(straggler_transfers, 4 * (levels - 1) + (extra_sub < p_sub / 2 ? 4u : 5u)) << "n=" << n;
-    if (extra_sub >= p_sub / 2) {
+    const Rank extra_sub = g - p_sub;
+    const std::size_t in_subgroup = g == 3 ? 8u : extra_sub < p_sub / 2 ? 4u : 5u;
+    EXPECT_EQ(straggler_transfers, 4 * (levels - 1) + in_subgroup) << "n=" << n;
+    if (g != 3 && extra_sub >= p_sub / 2) {
       for (const Transfer& x : s.phases[0].round(t)) {
         EXPECT_TRUE(x.src != n - 1 && x.dst != n - 1) << "n=" << n << ": the straggler is busy in round " << t;
       }
@@ -137,7 +145,9 @@ TEST(Baselines, RoundCounts) {
     for (const std::string algo : {"recursive_halving_doubling", "recursive_halving_doubling_fold"}) {
       const Schedule rhd = generate_schedule(algo, AlgorithmOptions{n, {}, 0});
       EXPECT_EQ(rhd.num_rounds(), 2 * log2_floor(n) + fold) << algo << " " << n;
-      EXPECT_EQ(rhd.num_chunks, p) << algo;
+      // Subgroups of three split their window in thirds (recursive_halving_doubling.cpp).
+      const bool thirds = algo == "recursive_halving_doubling" && n >> std::countr_zero(n) == 3;
+      EXPECT_EQ(rhd.num_chunks, thirds ? n : p) << algo;
     }
     const Schedule rd = generate_schedule("recursive_doubling", AlgorithmOptions{n, {}, 0});
     EXPECT_EQ(rd.num_rounds(), log2_floor(n) + fold) << n;
