@@ -8,9 +8,10 @@
 // n = 2^t g with g odd, p the largest power of two <= n, p' = p / 2^t. The first t halving
 // levels pair all n ranks evenly (subgroup w with subgroup w ^ mask, member for member), which
 // leaves 2^t subgroups of g ranks, each owning a window of s / 2^t. Then:
-//  * g = 3: the three reduce-scatter their window in thirds in two dissemination rounds (Bruck,
-//    Ho, Kipnis, Upfal & Weathersby, IEEE TPDS 1997), one chunk per message, which is
-//    bandwidth-optimal: n = 3 2^t moves s (n - 1)/n per direction in ceil(log2 n) rounds;
+//  * g = 3 or 9: radix-3 levels, each two dissemination rounds among three ranks (Bruck, Ho,
+//    Kipnis, Upfal & Weathersby, IEEE TPDS 1997) with one contiguous block per message, which is
+//    bandwidth-optimal: n = 3 2^t and 9 2^t move s (n - 1)/n per direction in ceil(log2 n)
+//    rounds;
 //  * otherwise 3-2 elimination: the next level pairs core a (keeps the lower half of the window)
 //    with core b (keeps the upper half); the g - p' extra ranks join those pairs, one each (a
 //    triple) or, when g - p' > p'/2, two (a quad); a pair without extras does one exchange. That
@@ -30,27 +31,31 @@
 // in round 2.
 //
 // Cost (alpha-beta-gamma, no delay): 2 ceil(log2 n) alpha + (2 beta + gamma) s f with
-// f = 1 - 1/p + 1/2^(t+1) (3-2 elimination) or f = (n - 1)/n (g = 3). That is the 3-2 elimination
-// bound quoted by the StragglAR paper (models: rhd_three_two_elimination_s, f = 1.5 - 1/p) at
-// odd n other than 3, and below it at every other n; MPICH's fold (recursive_halving_doubling_fold)
-// pays f = 2 - 1/p. Why not bandwidth-optimal at every n: docs/recursive_halving_doubling.md.
+// f = 1 - 1/p + 1/2^(t+1) (3-2 elimination) or f = (n - 1)/n (g = 3, 9). That is the 3-2
+// elimination bound quoted by the StragglAR paper (models: rhd_three_two_elimination_s,
+// f = 1.5 - 1/p) at odd n other than 3 and 9, and below it at every other n; MPICH's fold
+// (recursive_halving_doubling_fold) pays f = 2 - 1/p. Why not bandwidth-optimal at every n:
+// docs/recursive_halving_doubling.md.
 //
 // Phases: "reduce_scatter" (every rank takes part, so a bulk-synchronous start waits for all),
-// "all_gather". Rounds: 2 log2 p, plus 2 when n != p. num_chunks = n when g = 3, else p. One port.
+// "all_gather". Rounds: 2 log2 p, plus 2 when n != p. num_chunks = n when g = 3 or 9, else p.
+// One port.
 // Rank n-1 (the default straggler) is member g-1 of the last subgroup. Under 3-2 elimination
 // that is the b of the last pair, which is never a quad, and b is idle in the first elimination
 // round, so in eager mode up to one elimination message of its delay is hidden.
 #include "collsim/algorithms/generators.hpp"
 #include "hypercube_rounds.hpp"
 
+#include <algorithm>
 #include <bit>
+#include <vector>
 
 namespace collsim {
 namespace {
 
 // n = 2^t g with g odd. Rank w g + u is member u of subgroup w (0 <= w < 2^t, 0 <= u < g).
-// Subgroup w's window is chunks [w cw, (w + 1) cw). When g = 3 the window has cw = 3 chunks,
-// member u's being chunk w cw + u. Otherwise cw = p' = bit_floor(g) = p / 2^t, members
+// Subgroup w's window is chunks [w cw, (w + 1) cw). When g = 3 or 9 the window has cw = g
+// chunks, member u's being chunk w cw + u. Otherwise cw = p' = bit_floor(g) = p / 2^t, members
 // 0..r'-1 (r' = g - p') are the subgroup's extras and members r'..g-1 its core ranks 0..p'-1;
 // core rank v' of subgroup w has the global core index w p' + v' and ends owning that chunk.
 struct Layout {
@@ -60,7 +65,11 @@ struct Layout {
         g(n >> top),
         p_sub(std::bit_floor(g)),
         extra_sub(g - std::bit_floor(g)),
-        window(g == 3 ? 3 : std::bit_floor(g)) {}
+        window(radix3(g) ? g : std::bit_floor(g)) {}
+
+  /// Subgroups of 3 and 9 use radix-3 levels: two rounds per factor of three, which is
+  /// ceil(log2 g) rounds for these two (and one round too many from 27 on).
+  static bool radix3(Rank g) { return g == 3 || g == 9; }
 
   Rank p;
   std::uint32_t top;  ///< t: levels halved evenly over all ranks before the subgroups work alone
@@ -157,19 +166,31 @@ void append_unelimination(Phase& ag, const Layout& l) {
   }
 }
 
-// A subgroup of three ranks reduce-scatters and all-gathers its window of three chunks as in
-// Bruck et al.'s dissemination pattern: in each round every member sends one chunk, so both
-// directions move 2/3 of the window in two rounds, the optimum (3-2 elimination moves all of it).
-//   reduce_scatter  round 1: u --chunk u+2 (+)--> u+2    round 2: u --chunk u+1 (+)--> u+1
-//   all_gather      round 1: u --chunk u--> u+1          round 2: u --chunk u--> u+2   (mod 3)
-void append_triple_rounds(Phase& phase, const Layout& l, bool reduce) {
+// Subgroups of g = 3 or 9 reduce-scatter their window of g chunks with radix-3 levels of two
+// dissemination rounds each (Bruck et al.'s pattern among three). Member u's digit at stride S
+// (S = g/3, ..., 1) picks one of three blocks of S chunks in its current window. In each round
+// every member sends one block, so a level moves 2/3 of the window, the optimum; member u ends
+// owning chunk u. Reduce_scatter: with d = u's digit and v the member whose digit is d + k
+// (mod 3), u sends v the block of v's digit in round k = 2, then k = 1, and v adds it. The
+// all_gather runs the levels backwards, u copying its own block to v in rounds k = 1, then 2.
+//   g = 3, reduce_scatter:  round 1  u --chunk u+2 (+)--> u+2,   round 2  u --chunk u+1 (+)--> u+1
+void append_radix3_levels(Phase& phase, const Layout& l, bool reduce) {
   const Rank subgroups = Rank{1} << l.top;
-  for (Rank shift : {reduce ? 2u : 1u, reduce ? 1u : 2u}) {
-    phase.begin_round();
-    for (Rank w = 0; w < subgroups; ++w) {
-      for (Rank u = 0; u < 3; ++u) {
-        const Rank to = (u + shift) % 3;
-        phase.add(l.rank(w, u), l.rank(w, to), w * 3 + (reduce ? to : u), 1, reduce ? Op::Reduce : Op::Copy);
+  std::vector<Rank> strides;
+  for (Rank stride = l.g / 3; stride >= 1; stride /= 3) strides.push_back(stride);
+  if (!reduce) std::reverse(strides.begin(), strides.end());
+  for (Rank stride : strides) {
+    for (Rank k : {reduce ? 2u : 1u, reduce ? 1u : 2u}) {
+      phase.begin_round();
+      for (Rank w = 0; w < subgroups; ++w) {
+        for (Rank u = 0; u < l.g; ++u) {
+          const Rank digit = u / stride % 3;
+          const Rank to = u - digit * stride + (digit + k) % 3 * stride;
+          const Rank window_begin = w * l.window + u / (3 * stride) * (3 * stride);
+          const Rank block = reduce ? (digit + k) % 3 : digit;
+          phase.add(l.rank(w, u), l.rank(w, to), window_begin + block * stride, stride,
+                    reduce ? Op::Reduce : Op::Copy);
+        }
       }
     }
   }
@@ -213,11 +234,11 @@ Schedule generate_recursive_halving_doubling(const AlgorithmOptions& options) {
     return s;
   }
   append_top_levels(rs, l, true);
-  if (l.g == 3) {
-    append_triple_rounds(rs, l, true);
+  if (Layout::radix3(l.g)) {
+    append_radix3_levels(rs, l, true);
     // Added only now: add_phase may move the phases, and with them `rs`.
     Phase& ag = s.add_phase("all_gather");
-    append_triple_rounds(ag, l, false);
+    append_radix3_levels(ag, l, false);
     append_top_levels(ag, l, false);
     return s;
   }

@@ -66,7 +66,7 @@ double hypercube_s(std::uint32_t p, double s, std::uint32_t first_level, const C
 }
 
 // Recursive halving/doubling (algorithms/src/recursive_halving_doubling.cpp), n = 2^t g with g
-// odd. For g = 3, t even levels and then two dissemination rounds in each subgroup of three.
+// odd. For g = 3 or 9, t even levels and then radix-3 levels of two dissemination rounds.
 // Otherwise 3-2 elimination: for n != p, halving level t (messages m = s / 2^(t+1)) takes two rounds of reductions and doubling
 // level t two rounds of copies, every other level one round as in the hypercube. The t levels
 // before it pair all ranks evenly; in the elimination every group with an extra rank keeps its
@@ -82,11 +82,16 @@ Timing recursive_halving_doubling(std::uint32_t n, double s, double d, StartMode
     return {t0, d + t0, 2 * levels};
   }
   const auto t = static_cast<std::uint32_t>(std::countr_zero(n));
-  if (n >> t == 3) {
-    // Subgroups of three: two rounds of a third of the window each way, every member busy in
-    // every round, so a late rank delays its subgroup, and through the even levels everyone.
-    const double third = s / static_cast<double>(3u << t);
-    const double t0 = hypercube_s(1u << t, s, 0, c) + 2 * c.red(third) + 2 * c.cp(third);
+  const std::uint32_t g = n >> t;
+  if (g == 3 || g == 9) {
+    // Radix-3 levels: two rounds of a third of the current window each way per level, every
+    // member busy in every round, so a late rank delays its subgroup, and through the even
+    // levels everyone.
+    double t0 = hypercube_s(1u << t, s, 0, c);
+    for (std::uint32_t third = 3; third <= g; third *= 3) {
+      const double m = s / static_cast<double>(third << t);
+      t0 += 2 * c.red(m) + 2 * c.cp(m);
+    }
     return {t0, d + t0, 2 * levels + 2};
   }
   const double m = s / static_cast<double>(2u << t);

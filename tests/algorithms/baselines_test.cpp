@@ -62,11 +62,13 @@ TEST(Baselines, RecursiveHalvingDoublingVerifiedAndCorrectUpTo300) {
 
 // n = 2^t g (g odd): the largest message of each reduce_scatter round halves from s/2, except
 // at level t where the subgroups of g work alone: two rounds of s / 2^(t+1) (3-2 elimination)
-// or, when g = 3, two rounds of s / (3 2^t) and nothing after. The all_gather mirrors it. The
+// or, when g = 3 or 9, two rounds of s / (3 2^t) (and for g = 9 two of s / (9 2^t)) and nothing
+// after. The all_gather mirrors it. The
 // default straggler n-1 takes part in two transfers per even level and per core level; in the
 // elimination in one exchange each way (a plain pair, when g - p' < p'/2) or, as the b of a
-// triple, in none of the first round, two of the second and three on the way back; in a
-// subgroup of three in two transfers per round.
+// triple, in none of the first round, two of the second and three on the way back; in radix-3
+// levels in two transfers per round (8 in all for g = 3 and, with one level fewer of the
+// hypercube count, for g = 9).
 TEST(Baselines, ThreeTwoEliminationShape) {
   for (Rank n = 3; n <= 300; ++n) {
     const Rank p = std::bit_floor(n);
@@ -77,8 +79,8 @@ TEST(Baselines, ThreeTwoEliminationShape) {
     std::vector<std::uint32_t> denominators;  // round r moves 1/denominators[r] of the buffer
     for (std::uint32_t k = 0; k < t; ++k) denominators.push_back(2u << k);
     for (std::uint32_t k = t; k < levels; ++k) {
-      if (g == 3) {
-        denominators.insert(denominators.end(), 2, 3u << t);
+      if (g == 3 || g == 9) {
+        for (Rank third = 3; third <= g; third *= 3) denominators.insert(denominators.end(), 2, third << t);
         break;
       }
       denominators.push_back(2u << k);
@@ -102,9 +104,10 @@ TEST(Baselines, ThreeTwoEliminationShape) {
     }
     const Rank p_sub = p >> t;
     const Rank extra_sub = g - p_sub;
-    const std::size_t in_subgroup = g == 3 ? 8u : extra_sub < p_sub / 2 ? 4u : 5u;
+    const bool radix3 = g == 3 || g == 9;
+    const std::size_t in_subgroup = radix3 ? 8u : extra_sub < p_sub / 2 ? 4u : 5u;
     EXPECT_EQ(straggler_transfers, 4 * (levels - 1) + in_subgroup) << "n=" << n;
-    if (g != 3 && extra_sub >= p_sub / 2) {
+    if (!radix3 && extra_sub >= p_sub / 2) {
       for (const Transfer& x : s.phases[0].round(t)) {
         EXPECT_TRUE(x.src != n - 1 && x.dst != n - 1) << "n=" << n << ": the straggler is busy in round " << t;
       }
@@ -146,7 +149,8 @@ TEST(Baselines, RoundCounts) {
       const Schedule rhd = generate_schedule(algo, AlgorithmOptions{n, {}, 0});
       EXPECT_EQ(rhd.num_rounds(), 2 * log2_floor(n) + fold) << algo << " " << n;
       // Subgroups of three split their window in thirds (recursive_halving_doubling.cpp).
-      const bool thirds = algo == "recursive_halving_doubling" && n >> std::countr_zero(n) == 3;
+      const Rank g = n >> std::countr_zero(n);
+      const bool thirds = algo == "recursive_halving_doubling" && (g == 3 || g == 9);
       EXPECT_EQ(rhd.num_chunks, thirds ? n : p) << algo;
     }
     const Schedule rd = generate_schedule("recursive_doubling", AlgorithmOptions{n, {}, 0});

@@ -90,6 +90,11 @@ TEST(ClosedForm, RecursiveHalvingDoubling) {
   EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 1e-3)), 1e-3 + t6, 1e-15);
   EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 1e-3, StartMode::Eager)), 1e-3 + t6, 1e-15);
   EXPECT_EQ(closed_form_time(paper("recursive_halving_doubling", 6)).rounds, 6u);
+  // n = 18 = 2 x 9: halve 1/2, then two radix-3 levels: 1/6 twice, 1/18 twice.
+  const double t18 = 2 * (kAlpha + kSbeta / 2) + 4 * (kAlpha + kSbeta / 6) + 4 * (kAlpha + kSbeta / 18);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 18)), t18, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 18, 1e-3, StartMode::Eager)), 1e-3 + t18, 1e-15);
+  EXPECT_EQ(closed_form_time(paper("recursive_halving_doubling", 18)).rounds, 10u);
   // n = 10 = 2 x 5: halve 1/2, then each five (one triple, one plain pair) eliminates 1/4
   // twice and halves 1/8. The straggler (rank 9) is in a plain pair, which needs it for one
   // exchange while the triples take two rounds, so eager mode hides up to one of them.
@@ -136,9 +141,10 @@ TEST(ClosedForm, RecursiveHalvingDoublingMeetsTheThreeTwoEliminationBound) {
       EXPECT_EQ(rhd, fold) << n;
       continue;
     }
-    // Subgroups of three reach the bandwidth optimum 2 s beta (n - 1) / n.
-    const bool thirds = n >> std::countr_zero(n) == 3;
-    const double below = kSbeta * (thirds ? 1 - 1.0 / n : 1 - 1.0 / (1u << std::countr_zero(n)));
+    // Subgroups of 3 and 9 reach the bandwidth optimum 2 s beta (n - 1) / n.
+    const std::uint32_t g = n >> std::countr_zero(n);
+    const double p = std::bit_floor(n);
+    const double below = kSbeta * (g == 3 || g == 9 ? 1 - 2 / p + 2.0 / n : 1 - 1.0 / (1u << std::countr_zero(n)));
     EXPECT_NEAR(rhd, bound - below, 1e-12 * bound) << n;
     EXPECT_LE(rhd, bound * (1 + 1e-12)) << n;
     EXPECT_NEAR(fold - bound, kSbeta, 1e-12) << n;
@@ -146,7 +152,7 @@ TEST(ClosedForm, RecursiveHalvingDoublingMeetsTheThreeTwoEliminationBound) {
   // The fold hides more of a delay in eager mode, but never enough to win, without reduction
   // cost or with one moderately slower than the link (gamma = 2.4 beta here; see
   // docs/recursive_halving_doubling.md for where a much slower reduction tips n = 3 2^t).
-  for (std::uint32_t n : {3u, 5u, 6u, 7u, 10u, 12u, 13u, 24u, 96u, 191u}) {
+  for (std::uint32_t n : {3u, 5u, 6u, 7u, 9u, 10u, 12u, 13u, 18u, 24u, 96u, 191u}) {
     for (double gamma : {0.0, 1.0 / 200e9}) {
       for (double d : {0.0, 1e-4, 1e-3, 3e-3, 1e-2}) {
         for (StartMode mode : {StartMode::Barrier, StartMode::Eager}) {
