@@ -72,9 +72,9 @@ ClosedFormResult closed_form_time(const ClosedFormInput& input);
 /// n that is not a power of two (Rabenseifner & Traeff, EuroPVM/MPI 2004; formula quoted in the
 /// StragglAR paper), no delay, no reduction cost:
 ///   2 ceil(log2 n) alpha + 2 s beta (1.5 - 1 / 2^floor(log2 n)).
-/// collsim's recursive_halving_doubling schedule (3-2 elimination) takes exactly this time with
-/// gamma = 0 and no delay at every n that is not a power of two, and less at powers of two
-/// (2 s beta (1 - 1/n)); closed_form_time() gives it with gamma and delays.
+/// collsim's recursive_halving_doubling schedule takes exactly this time with gamma = 0 and no
+/// delay at odd n other than 3 and 9, and less at every other n (see
+/// docs/recursive_halving_doubling.md); closed_form_time() gives its time with gamma and delays.
 /// recursive_halving_doubling_fold (MPICH's fold) takes 2 s beta (2 - 1/2^floor(log2 n)) instead.
 /// Throws ConfigError as closed_form_time() does.
 double rhd_three_two_elimination_s(std::uint32_t n, double size_bytes, const LinkModel& link);
