@@ -64,12 +64,20 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .closed_form_any_late_rank = true},
       {.name = "recursive_halving_doubling",
        .summary = "Rabenseifner: recursive-halving ReduceScatter + recursive-doubling AllGather",
-       .reference = "Rabenseifner: Optimization of collective reduction operations (ICCS 2004); MPICH's fold for "
-                    "n not a power of two (Thakur, Rabenseifner, Gropp, IJHPCA 2005)",
-       .supported_n = "every n >= 2 (extra ranks fold into the largest power of two)",
+       .reference = "Rabenseifner: Optimization of collective reduction operations (ICCS 2004); for n not a power "
+                    "of two, Rabenseifner, Traff: More efficient reduction algorithms for non-power-of-two number "
+                    "of processors (EuroPVM/MPI 2004) and Bruck et al.'s dissemination rounds in groups of 3 or 9",
+       .supported_n = "every n >= 2 (3-2 elimination of the ranks beyond the largest power of two)",
        .n_constraint = &flat<&recursive_halving_doubling_unsupported>,
        .generate = &generate_recursive_halving_doubling,
        .closed_form = &recursive_halving_doubling_closed_form},
+      {.name = "recursive_halving_doubling_fold",
+       .summary = "recursive halving/doubling as MPICH runs it: extra ranks fold their whole buffer in",
+       .reference = kMpichPaper,
+       .supported_n = "every n >= 2 (extra ranks fold into the largest power of two)",
+       .n_constraint = &flat<&recursive_halving_doubling_fold_unsupported>,
+       .generate = &generate_recursive_halving_doubling_fold,
+       .closed_form = &recursive_halving_doubling_fold_closed_form},
       {.name = "recursive_doubling",
        .summary = "log2 n rounds of full-buffer pairwise exchange",
        .reference = kMpichPaper,

@@ -43,20 +43,64 @@ Timing ring(std::uint32_t n, double s, double d, const Cost& c) {
   return {t0, d + t0, 2 * (n - 1)};
 }
 
+// The power-of-two core (algorithms/src/hypercube_rounds.hpp) from halving level first_level
+// on, and back: level k halves a window of s / 2^k, so both of its rounds move s / 2^(k+1).
+double hypercube_s(std::uint32_t p, double s, std::uint32_t first_level, const Cost& c) {
+  const auto levels = static_cast<std::uint32_t>(std::countr_zero(p));
+  double t = 0;
+  for (std::uint32_t k = first_level; k < levels; ++k) {
+    const double m = s / static_cast<double>(2u << k);
+    t += c.red(m) + c.cp(m);
+  }
+  return t;
+}
+
+// Recursive halving/doubling (algorithms/src/recursive_halving_doubling.cpp), n = 2^t g with g
+// odd. For g = 3 or 9, t even levels and then radix-3 levels of two dissemination rounds.
+// Otherwise 3-2 elimination: for n != p, halving level t (messages m = s / 2^(t+1)) takes two rounds of reductions and doubling
+// level t two rounds of copies, every other level one round as in the hypercube. The t levels
+// before it pair all ranks evenly; in the elimination every group with an extra rank keeps its
+// core a busy in both rounds, and the later levels tie every core rank of a half window to
+// every other, so the triples set the pace. The straggler n-1, and the 2^t - 1 ranks the even
+// levels make wait for it, are the b of a plain pair or a triple: first needed in the second
+// elimination round, so in eager mode one elimination message of the delay is hidden.
+Timing recursive_halving_doubling(std::uint32_t n, double s, double d, StartMode start, const Cost& c) {
+  const std::uint32_t p = std::bit_floor(n);
+  const std::uint32_t levels = static_cast<std::uint32_t>(std::countr_zero(p));
+  if (n == p) {
+    const double t0 = hypercube_s(p, s, 0, c);
+    return {t0, d + t0, 2 * levels};
+  }
+  const auto t = static_cast<std::uint32_t>(std::countr_zero(n));
+  const std::uint32_t g = n >> t;
+  if (g == 3 || g == 9) {
+    // Radix-3 levels: two rounds of a third of the current window each way per level, every
+    // member busy in every round, so a late rank delays its subgroup, and through the even
+    // levels everyone.
+    double t0 = hypercube_s(1u << t, s, 0, c);
+    for (std::uint32_t third = 3; third <= g; third *= 3) {
+      const double m = s / static_cast<double>(third << t);
+      t0 += 2 * c.red(m) + 2 * c.cp(m);
+    }
+    return {t0, d + t0, 2 * levels + 2};
+  }
+  const double m = s / static_cast<double>(2u << t);
+  const double eliminate = c.red(m);
+  const double t0 = hypercube_s(p, s, 0, c) + eliminate + c.cp(m);
+  const double time = start == StartMode::Eager ? t0 - eliminate + std::max(d, eliminate) : d + t0;
+  return {t0, time, 2 * levels + 2};
+}
+
 // MPICH fold (algorithms/src/power_of_two_fold.hpp): the straggler n-1 is a core rank that does
 // not fold, so in eager mode its delay overlaps the fold round; the hypercube rounds then tie
 // every core rank to every other, so all finish together.
-Timing recursive_halving_doubling(std::uint32_t n, double s, double d, StartMode start, const Cost& c) {
+Timing recursive_halving_doubling_fold(std::uint32_t n, double s, double d, StartMode start, const Cost& c) {
   const std::uint32_t p = std::bit_floor(n);
   const std::uint32_t levels = static_cast<std::uint32_t>(std::countr_zero(p));
   const bool folds = p != n;
   const double fold_in = folds ? c.red(s) : 0.0;
   const double fold_out = folds ? c.cp(s) : 0.0;
-  double hypercube = 0;
-  for (std::uint32_t k = 0; k < levels; ++k) {
-    hypercube += c.red(s / static_cast<double>(2u << k));               // halving: p / 2^(k+1) chunks
-    hypercube += c.cp(s * static_cast<double>(1u << k) / p);            // doubling: 2^k chunks
-  }
+  const double hypercube = hypercube_s(p, s, 0, c);
   const double t0 = fold_in + hypercube + fold_out;
   const double time = start == StartMode::Barrier ? d + t0 : std::max(d, fold_in) + hypercube + fold_out;
   return {t0, time, 2 * levels + (folds ? 2u : 0u)};
@@ -340,6 +384,12 @@ ClosedFormResult ring_closed_form(const ClosedFormInput& in) {
 ClosedFormResult recursive_halving_doubling_closed_form(const ClosedFormInput& in) {
   return evaluate(in, [&](std::uint32_t n, double s, double d, const Cost& c) {
     return recursive_halving_doubling(n, s, d, in.start, c);
+  });
+}
+
+ClosedFormResult recursive_halving_doubling_fold_closed_form(const ClosedFormInput& in) {
+  return evaluate(in, [&](std::uint32_t n, double s, double d, const Cost& c) {
+    return recursive_halving_doubling_fold(n, s, d, in.start, c);
   });
 }
 

@@ -2,6 +2,7 @@
 // and the closed forms of models/ against an exact dataflow evaluation of the generated schedules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <string>
@@ -17,8 +18,9 @@
 namespace collsim {
 namespace {
 
-const std::vector<std::string> kBaselines{"recursive_halving_doubling", "recursive_doubling", "binomial_tree",
-                                          "double_binary_tree", "direct", "straggler_tree"};
+const std::vector<std::string> kBaselines{"recursive_halving_doubling", "recursive_halving_doubling_fold",
+                                          "recursive_doubling", "binomial_tree", "double_binary_tree", "direct",
+                                          "straggler_tree"};
 
 std::vector<Rank> all_sizes() {
   std::vector<Rank> ns;
@@ -42,6 +44,77 @@ TEST(Baselines, VerifiedAndCorrectForEveryN) {
       ASSERT_TRUE(ref.correct) << algo << " n=" << n << ": " << ref.first_mismatch;
     }
   }
+}
+
+// The non-power-of-two cases of recursive halving/doubling depend on n - p relative to p/2 (plain
+// pairs, triples, quads), so every n up to 300 is checked, not a sample.
+TEST(Baselines, RecursiveHalvingDoublingVerifiedAndCorrectUpTo300) {
+  for (const std::string algo : {"recursive_halving_doubling", "recursive_halving_doubling_fold"}) {
+    for (Rank n = 2; n <= 300; ++n) {
+      const Schedule s = generate_schedule(algo, AlgorithmOptions{n, {}, 0});
+      const auto d = verify_schedule(s);
+      ASSERT_TRUE(d.empty()) << algo << " n=" << n << ": " << format_diagnostic(s, d[0]);
+      const auto ref = execute_reference(s, 1);
+      ASSERT_TRUE(ref.correct) << algo << " n=" << n << ": " << ref.first_mismatch;
+    }
+  }
+}
+
+// n = 2^t g (g odd): the largest message of each reduce_scatter round halves from s/2, except
+// at level t where the subgroups of g work alone: two rounds of s / 2^(t+1) (3-2 elimination)
+// or, when g = 3 or 9, two rounds of s / (3 2^t) (and for g = 9 two of s / (9 2^t)) and nothing
+// after. The all_gather mirrors it. The
+// default straggler n-1 takes part in two transfers per even level and per core level; in the
+// elimination in one exchange each way (a plain pair, when g - p' < p'/2) or, as the b of a
+// triple, in none of the first round, two of the second and three on the way back; in radix-3
+// levels in two transfers per round (8 in all for g = 3 and, with one level fewer of the
+// hypercube count, for g = 9).
+TEST(Baselines, ThreeTwoEliminationShape) {
+  for (Rank n = 3; n <= 300; ++n) {
+    const Rank p = std::bit_floor(n);
+    if (n == p) continue;
+    const auto t = static_cast<std::uint32_t>(std::countr_zero(n));
+    const Rank g = n >> t;
+    const std::uint32_t levels = log2_floor(n);
+    std::vector<std::uint32_t> denominators;  // round r moves 1/denominators[r] of the buffer
+    for (std::uint32_t k = 0; k < t; ++k) denominators.push_back(2u << k);
+    for (std::uint32_t k = t; k < levels; ++k) {
+      if (g == 3 || g == 9) {
+        for (Rank third = 3; third <= g; third *= 3) denominators.insert(denominators.end(), 2, third << t);
+        break;
+      }
+      denominators.push_back(2u << k);
+      if (k == t) denominators.push_back(2u << k);
+    }
+    const Schedule s = generate_schedule("recursive_halving_doubling", AlgorithmOptions{n, {}, 0});
+    ASSERT_EQ(s.phases.size(), 2u);
+    for (std::size_t ph = 0; ph < 2; ++ph) {
+      const Phase& phase = s.phases[ph];
+      ASSERT_EQ(phase.num_rounds(), denominators.size()) << "n=" << n;
+      for (std::size_t r = 0; r < phase.num_rounds(); ++r) {
+        std::uint32_t largest = 0;
+        for (const Transfer& x : phase.round(r)) largest = std::max<std::uint32_t>(largest, x.chunk_count);
+        const std::size_t level = ph == 0 ? r : denominators.size() - 1 - r;
+        EXPECT_EQ(largest * denominators[level], s.num_chunks) << "n=" << n << " phase " << ph << " round " << r;
+      }
+    }
+    std::size_t straggler_transfers = 0;
+    for (const Phase& phase : s.phases) {
+      for (const Transfer& x : phase.transfers()) straggler_transfers += x.src == n - 1 || x.dst == n - 1;
+    }
+    const Rank p_sub = p >> t;
+    const Rank extra_sub = g - p_sub;
+    const bool radix3 = g == 3 || g == 9;
+    const std::size_t in_subgroup = radix3 ? 8u : extra_sub < p_sub / 2 ? 4u : 5u;
+    EXPECT_EQ(straggler_transfers, 4 * (levels - 1) + in_subgroup) << "n=" << n;
+    if (!radix3 && extra_sub >= p_sub / 2) {
+      for (const Transfer& x : s.phases[0].round(t)) {
+        EXPECT_TRUE(x.src != n - 1 && x.dst != n - 1) << "n=" << n << ": the straggler is busy in round " << t;
+      }
+    }
+  }
+  const Schedule fold = generate_schedule("recursive_halving_doubling_fold", AlgorithmOptions{6, {}, 0});
+  EXPECT_EQ(fold.phases[0].round(0)[0].chunk_count, fold.num_chunks);
 }
 
 TEST(Baselines, TreesAreCorrectForOtherPipelineDepths) {
@@ -72,9 +145,14 @@ TEST(Baselines, RoundCounts) {
   for (Rank n : all_sizes()) {
     const Rank p = std::bit_floor(n);
     const std::uint32_t fold = n == p ? 0 : 2;
-    const Schedule rhd = generate_schedule("recursive_halving_doubling", AlgorithmOptions{n, {}, 0});
-    EXPECT_EQ(rhd.num_rounds(), 2 * log2_floor(n) + fold) << n;
-    EXPECT_EQ(rhd.num_chunks, p);
+    for (const std::string algo : {"recursive_halving_doubling", "recursive_halving_doubling_fold"}) {
+      const Schedule rhd = generate_schedule(algo, AlgorithmOptions{n, {}, 0});
+      EXPECT_EQ(rhd.num_rounds(), 2 * log2_floor(n) + fold) << algo << " " << n;
+      // Subgroups of three split their window in thirds (recursive_halving_doubling.cpp).
+      const Rank g = n >> std::countr_zero(n);
+      const bool thirds = algo == "recursive_halving_doubling" && (g == 3 || g == 9);
+      EXPECT_EQ(rhd.num_chunks, thirds ? n : p) << algo;
+    }
     const Schedule rd = generate_schedule("recursive_doubling", AlgorithmOptions{n, {}, 0});
     EXPECT_EQ(rd.num_rounds(), log2_floor(n) + fold) << n;
     EXPECT_EQ(rd.num_chunks, 1u);
@@ -100,7 +178,7 @@ TEST(Baselines, RoundCounts) {
 
 TEST(Baselines, FoldKeepsTheStragglerOutOfTheFold) {
   // n = 6: ranks 0 and 2 fold into 1 and 3; rank 5 (the default straggler) is a core rank.
-  const Schedule s = generate_schedule("recursive_halving_doubling", AlgorithmOptions{6, {}, 0});
+  const Schedule s = generate_schedule("recursive_halving_doubling_fold", AlgorithmOptions{6, {}, 0});
   const auto fold = s.phases[0].round(0);
   ASSERT_EQ(fold.size(), 2u);
   for (const Transfer& t : fold) {

@@ -33,7 +33,8 @@ ClosedFormFn formula(const std::string& algorithm) {
       {"binomial_tree", &binomial_tree_closed_form},
       {"straggler_tree", &straggler_tree_closed_form},
       {"double_binary_tree", &double_binary_tree_closed_form},
-      {"stragglar", &stragglar_closed_form}};
+      {"stragglar", &stragglar_closed_form},
+      {"recursive_halving_doubling_fold", &recursive_halving_doubling_fold_closed_form}};
   return kFormulas.at(algorithm);
 }
 
@@ -111,15 +112,88 @@ TEST(ClosedForm, StragglarHidesTheReduceScatterOnlyWhenTheDelayIsLongEnough) {
 
 TEST(ClosedForm, RecursiveHalvingDoubling) {
   EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 8)), 6 * kAlpha + 14.0 / 8 * kSbeta, 1e-15);
+  // n = 6 = 2 x 3: halve 1/2 over all six, then each three exchange 1/6 twice, and back. Every
+  // rank is busy in every round, so in eager mode too a delay costs itself.
+  const double t6 = 2 * (kAlpha + kSbeta / 2) + 4 * (kAlpha + kSbeta / 6);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6)), t6, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 1e-3)), 1e-3 + t6, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 1e-3, StartMode::Eager)), 1e-3 + t6, 1e-15);
+  EXPECT_EQ(closed_form_time(paper("recursive_halving_doubling", 6)).rounds, 6u);
+  // n = 18 = 2 x 9: halve 1/2, then two radix-3 levels: 1/6 twice, 1/18 twice.
+  const double t18 = 2 * (kAlpha + kSbeta / 2) + 4 * (kAlpha + kSbeta / 6) + 4 * (kAlpha + kSbeta / 18);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 18)), t18, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 18, 1e-3, StartMode::Eager)), 1e-3 + t18, 1e-15);
+  EXPECT_EQ(closed_form_time(paper("recursive_halving_doubling", 18)).rounds, 10u);
+  // n = 10 = 2 x 5: halve 1/2, then each five (one triple, one plain pair) eliminates 1/4
+  // twice and halves 1/8. The straggler (rank 9) is in a plain pair, which needs it for one
+  // exchange while the triples take two rounds, so eager mode hides up to one of them.
+  const double t10 = 2 * (kAlpha + kSbeta / 2) + 4 * (kAlpha + kSbeta / 4) + 2 * (kAlpha + kSbeta / 8);
+  const double quarter = kAlpha + kSbeta / 4;
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 10)), t10, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 10, 0.5e-3, StartMode::Eager)), t10, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 10, 1e-3, StartMode::Eager)), 1e-3 + t10 - quarter, 1e-15);
+  // n = 5 (one triple, one plain pair holding the straggler): eliminate 1/2 twice, halve 1/4,
+  // and back. In eager mode a delay shorter than one elimination round is hidden, a longer one
+  // costs all but that round.
+  const double half = kAlpha + kSbeta / 2;
+  const double t5 = 4 * half + 2 * (kAlpha + kSbeta / 4);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 5)), t5, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 5, 1e-3, StartMode::Eager)), t5, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 5, 5e-3, StartMode::Eager)), 5e-3 + t5 - half, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 5, 5e-3)), 5e-3 + t5, 1e-15);
+}
+
+TEST(ClosedForm, RecursiveHalvingDoublingFold) {
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling_fold", 8)), 6 * kAlpha + 14.0 / 8 * kSbeta, 1e-15);
   // n = 6: fold 1 GiB, halve 1/2 and 1/4, double 1/4 and 1/2, unfold 1 GiB.
   const double fold = kAlpha + kSbeta;
   const double t0 = fold + 4 * kAlpha + 1.5 * kSbeta + fold;
-  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6)), t0, 1e-15);
-  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 1e-3)), 1e-3 + t0, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling_fold", 6)), t0, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling_fold", 6, 1e-3)), 1e-3 + t0, 1e-15);
   // Eager: the straggler is not in the fold, so a delay shorter than the fold costs nothing.
-  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 1e-3, StartMode::Eager)), t0, 1e-15);
-  EXPECT_NEAR(time_of(paper("recursive_halving_doubling", 6, 5e-3, StartMode::Eager)), 5e-3 + t0 - fold, 1e-15);
-  EXPECT_EQ(closed_form_time(paper("recursive_halving_doubling", 6)).rounds, 6u);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling_fold", 6, 1e-3, StartMode::Eager)), t0, 1e-15);
+  EXPECT_NEAR(time_of(paper("recursive_halving_doubling_fold", 6, 5e-3, StartMode::Eager)), 5e-3 + t0 - fold, 1e-15);
+  EXPECT_EQ(closed_form_time(paper("recursive_halving_doubling_fold", 6)).rounds, 6u);
+}
+
+// Against Rabenseifner & Traeff's 3-2 elimination bound: equal at odd n, below it by
+// s beta (1 - 1/2^t) at n = 2^t g (g odd > 1), because the elimination runs on windows of
+// s / 2^t; at powers of two it is the plain hypercube. The fold exceeds it by s beta.
+TEST(ClosedForm, RecursiveHalvingDoublingMeetsTheThreeTwoEliminationBound) {
+  const LinkModel link{kAlpha, 450 * kGiB, 0.0};
+  for (std::uint32_t n = 2; n <= 300; ++n) {
+    const double bound = rhd_three_two_elimination_s(n, kGiB, link);
+    const double rhd = time_of(paper("recursive_halving_doubling", n));
+    const double fold = time_of(paper("recursive_halving_doubling_fold", n));
+    if (std::has_single_bit(n)) {
+      EXPECT_LT(rhd, bound) << n;
+      EXPECT_EQ(rhd, fold) << n;
+      continue;
+    }
+    // Subgroups of 3 and 9 reach the bandwidth optimum 2 s beta (n - 1) / n.
+    const std::uint32_t g = n >> std::countr_zero(n);
+    const double p = std::bit_floor(n);
+    const double below = kSbeta * (g == 3 || g == 9 ? 1 - 2 / p + 2.0 / n : 1 - 1.0 / (1u << std::countr_zero(n)));
+    EXPECT_NEAR(rhd, bound - below, 1e-12 * bound) << n;
+    EXPECT_LE(rhd, bound * (1 + 1e-12)) << n;
+    EXPECT_NEAR(fold - bound, kSbeta, 1e-12) << n;
+  }
+  // The fold hides more of a delay in eager mode, but never enough to win, without reduction
+  // cost or with one moderately slower than the link (gamma = 2.4 beta here; see
+  // docs/recursive_halving_doubling.md for where a much slower reduction tips n = 3 2^t).
+  for (std::uint32_t n : {3u, 5u, 6u, 7u, 9u, 10u, 12u, 13u, 18u, 24u, 96u, 191u}) {
+    for (double gamma : {0.0, 1.0 / 200e9}) {
+      for (double d : {0.0, 1e-4, 1e-3, 3e-3, 1e-2}) {
+        for (StartMode mode : {StartMode::Barrier, StartMode::Eager}) {
+          Case rhd = paper("recursive_halving_doubling", n, d, mode);
+          rhd.in.link.gamma_s_per_byte = gamma;
+          Case fold = rhd;
+          fold.fn = formula("recursive_halving_doubling_fold");
+          EXPECT_LT(time_of(rhd), time_of(fold)) << n << " d=" << d << " " << start_mode_name(mode);
+        }
+      }
+    }
+  }
 }
 
 TEST(ClosedForm, RabenseifnerTraeffReferenceFormula) {
@@ -171,8 +245,9 @@ TEST(ClosedForm, Trees) {
 }
 
 TEST(ClosedForm, BarrierNeverBeatsEager) {
-  for (const std::string algo : {"ring", "recursive_halving_doubling", "recursive_doubling", "binomial_tree",
-                                 "double_binary_tree", "direct", "straggler_tree", "stragglar"}) {
+  for (const std::string algo : {"ring", "recursive_halving_doubling", "recursive_halving_doubling_fold",
+                                 "recursive_doubling", "binomial_tree", "double_binary_tree", "direct",
+                                 "straggler_tree", "stragglar"}) {
     for (std::uint32_t n : {2u, 4u, 6u, 7u, 8u, 16u, 30u}) {
       if (algo == "stragglar" && !std::has_single_bit(n)) continue;
       for (double d : {0.0, 1e-5, 1e-3, 1e-1}) {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -72,6 +73,60 @@ TEST(ClosedFormEngine, AgreesWithReplay) {
     }
   }
   if (compared == 0) GTEST_SKIP() << "no closed form implemented yet";
+}
+
+// Both recursive halving/doubling variants at every kind of n (powers of two; plain pairs,
+// triples and quads for 3-2 elimination), on the star, with and without a straggler and
+// reduction cost, in both start modes.
+TEST(ClosedFormEngine, RecursiveHalvingDoublingAgreesWithReplayAtManyN) {
+  std::vector<Rank> ns;
+  for (Rank n = 2; n <= 40; ++n) ns.push_back(n);
+  for (Rank n : {63u, 64u, 65u, 96u, 97u, 127u, 191u, 200u}) ns.push_back(n);
+  for (const std::string algo : {"recursive_halving_doubling", "recursive_halving_doubling_fold"}) {
+    for (Rank n : ns) {
+      const Schedule s = generate_schedule(algo, AlgorithmOptions{n, {}, 0});
+      for (double gamma : {0.0, 1.0 / 200e9}) {
+        const Topology star = make_nvswitch(n, LinkModel{kLink.latency_s, kLink.bandwidth_Bps, gamma});
+        for (StartMode mode : {StartMode::Barrier, StartMode::Eager}) {
+          for (double d : {0.0, 20e-6, 2e-3}) {
+            std::vector<double> arrival(n, 0.0);
+            arrival[n - 1] = d;
+            const RunConfig c = config(star, 1 << 30, mode, arrival);
+            const double formula = ClosedFormEngine().run(s, c).time_s;
+            const double replayed = ReplayEngine().run(s, c).time_s;
+            ASSERT_NEAR(formula, replayed, 1e-9 * replayed)
+                << algo << " n=" << n << " " << start_mode_name(mode) << " d=" << d << " gamma=" << gamma;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Issue 11's bar for the baselines: at 1 GiB, alpha = 3 us, 450 GiB/s and the default reduction
+// cost, recursive halving/doubling (replayed on the star) is no slower than Rabenseifner &
+// Traeff's 3-2 elimination formula. At these n = 3 x 2^t it moves s (n - 1)/n per direction
+// instead of s (1.5 - 1/p); MPICH's fold, the previous schedule, is s beta = 2.2 ms slower than
+// the formula.
+TEST(ClosedFormEngine, RecursiveHalvingDoublingNoSlowerThanThreeTwoElimination) {
+  const LinkModel link;  // 3 us, 450 GiB/s, default gamma
+  const double size = 1024.0 * 1024 * 1024;
+  for (Rank n : {6u, 12u, 24u, 48u, 96u, 192u}) {
+    const RunConfig c = config(make_nvswitch(n, link), size, StartMode::Barrier);
+    const double bound = rhd_three_two_elimination_s(n, size, link);
+    const double rhd =
+        ReplayEngine().run(generate_schedule("recursive_halving_doubling", AlgorithmOptions{n, {}, 0}), c).time_s;
+    const double fold =
+        ReplayEngine().run(generate_schedule("recursive_halving_doubling_fold", AlgorithmOptions{n, {}, 0}), c).time_s;
+    EXPECT_LE(rhd, bound * (1 + 1e-12)) << "n=" << n;
+    EXPECT_GT(fold, bound * 1.2) << "n=" << n;
+    // n = 3 x 2^t: the even levels and then subgroups of three move (and reduce) (n - 1)/n of
+    // the buffer per rank, the optimum, in ceil(log2 n) rounds each way.
+    const double rounds = 2.0 * std::bit_width(n - 1);
+    const double moved = size * (n - 1) / n;
+    EXPECT_NEAR(rhd, rounds * link.latency_s + 2 * moved / link.bandwidth_Bps + moved * link.gamma_s_per_byte,
+                1e-9 * rhd) << "n=" << n;
+  }
 }
 
 TEST(ClosedFormEngine, RejectsWhatTheFormulasDoNotDescribe) {

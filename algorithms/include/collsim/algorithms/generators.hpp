@@ -15,6 +15,9 @@ std::string ring_unsupported(Rank n);
 Schedule generate_recursive_halving_doubling(const AlgorithmOptions& options);
 std::string recursive_halving_doubling_unsupported(Rank n);
 
+Schedule generate_recursive_halving_doubling_fold(const AlgorithmOptions& options);
+std::string recursive_halving_doubling_fold_unsupported(Rank n);
+
 Schedule generate_recursive_doubling(const AlgorithmOptions& options);
 std::string recursive_doubling_unsupported(Rank n);
 

@@ -63,6 +63,8 @@ using ClosedFormFn = ClosedFormResult (*)(const ClosedFormInput& input);
 
 ClosedFormResult ring_closed_form(const ClosedFormInput& input);
 ClosedFormResult recursive_halving_doubling_closed_form(const ClosedFormInput& input);
+/// MPICH's fold (recursive_halving_doubling_fold): extra ranks fold their whole buffer in.
+ClosedFormResult recursive_halving_doubling_fold_closed_form(const ClosedFormInput& input);
 ClosedFormResult recursive_doubling_closed_form(const ClosedFormInput& input);
 ClosedFormResult direct_closed_form(const ClosedFormInput& input);
 ClosedFormResult binomial_tree_closed_form(const ClosedFormInput& input);
@@ -78,8 +80,11 @@ ClosedFormResult stragglar_closed_form(const ClosedFormInput& input);
 /// n that is not a power of two (Rabenseifner & Traeff, EuroPVM/MPI 2004; formula quoted in the
 /// StragglAR paper), no delay, no reduction cost:
 ///   2 ceil(log2 n) alpha + 2 s beta (1.5 - 1 / 2^floor(log2 n)).
-/// For reference curves only: collsim's recursive_halving_doubling schedule uses MPICH's fold,
-/// which recursive_halving_doubling_closed_form() models. Throws ConfigError as the formulas do.
+/// collsim's recursive_halving_doubling schedule takes exactly this time with gamma = 0 and no
+/// delay at odd n other than 3 and 9, and less at every other n (see
+/// docs/recursive_halving_doubling.md); closed_form_time() gives its time with gamma and delays.
+/// recursive_halving_doubling_fold (MPICH's fold) takes 2 s beta (2 - 1/2^floor(log2 n)) instead.
+/// Throws ConfigError as closed_form_time() does.
 double rhd_three_two_elimination_s(std::uint32_t n, double size_bytes, const LinkModel& link);
 
 }  // namespace collsim
