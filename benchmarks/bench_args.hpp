@@ -43,11 +43,11 @@ std::optional<int> parse_bench_args(ArgParser& parser, std::string_view program,
   }
 }
 
-/// A rank count option in 2..max_n (doubling loops stay finite and memory stays sane).
-inline Rank parse_rank_count(const std::string& text, std::string_view option, Rank max_n = 1u << 20) {
+/// A rank count option in min_n..max_n (doubling loops stay finite and memory stays sane).
+inline Rank parse_rank_count(const std::string& text, std::string_view option, Rank min_n = 2, Rank max_n = 1u << 20) {
   const auto value = parse_unsigned(text, option);
-  if (value < 2 || value > max_n) {
-    throw ConfigError(fmt::format("{} {} is not in 2..{}", option, value, max_n));
+  if (value < min_n || value > max_n) {
+    throw ConfigError(fmt::format("{} {} is not in {}..{}", option, value, min_n, max_n));
   }
   return static_cast<Rank>(value);
 }

@@ -128,11 +128,12 @@ int main(int argc, char** argv) {
                             "Replay engine throughput and memory: ring and StragglAR (fast path) and ring (event "
                             "path) at n = 256, 512, ... on an NVSwitch, each case in its own process.");
   parser.program("collsim_bench_replay")
-      .option("max-n", "", "N", "largest n of the fast-path cases", "4096")
-      .option("event-max-n", "", "N", "largest n of the event-path case", "1024");
+      .option("max-n", "", "N", "largest n of the fast-path cases (>= 256)", "4096")
+      .option("event-max-n", "", "N", "largest n of the event-path case (>= 256)", "1024");
   if (auto code = collsim::bench::parse_bench_args(parser, "collsim_bench_replay", argc, argv, [&] {
-        max_n = collsim::bench::parse_rank_count(parser.get("max-n"), "--max-n");
-        event_max_n = collsim::bench::parse_rank_count(parser.get("event-max-n"), "--event-max-n");
+        // Every case starts at n = 256: a smaller maximum would measure nothing.
+        max_n = collsim::bench::parse_rank_count(parser.get("max-n"), "--max-n", 256);
+        event_max_n = collsim::bench::parse_rank_count(parser.get("event-max-n"), "--event-max-n", 256);
       })) {
     return *code;
   }

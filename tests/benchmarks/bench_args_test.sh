@@ -36,7 +36,7 @@ for bench in "$@"; do
 done
 # Per-benchmark options (the loop above covers --help and unknown flags for every one).
 check 2 "--max-n: 'abc' is not a non-negative integer" err "$1" --max-n abc
-check 2 "--max-n 1 is not in 2.." err "$1" --max-n 1
+check 2 "--max-n 100 is not in 256.." err "$1" --max-n 100
 check 2 "--n: 'abc' is not a rank count" err "$2" --n abc
 check 2 "--reps 0 is not in 1.." err "$2" --reps 0
 if [[ $# -ge 3 ]]; then
