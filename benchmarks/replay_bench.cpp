@@ -24,6 +24,7 @@
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/sim/replay_engine.hpp"
+#include "bench_args.hpp"
 #include "bench_support.hpp"
 
 namespace {
@@ -123,13 +124,18 @@ using collsim::bench::growth_exponent;
 int main(int argc, char** argv) {
   collsim::Rank max_n = 4096;
   collsim::Rank event_max_n = 1024;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--max-n") == 0) max_n = static_cast<collsim::Rank>(std::stoul(argv[i + 1]));
-    else if (std::strcmp(argv[i], "--event-max-n") == 0) event_max_n = static_cast<collsim::Rank>(std::stoul(argv[i + 1]));
-    else {
-      fmt::print(stderr, "usage: collsim_bench_replay [--max-n N] [--event-max-n N]\n");
-      return 2;
-    }
+  collsim::ArgParser parser("collsim_bench_replay",
+                            "Replay engine throughput and memory: ring and StragglAR (fast path) and ring (event "
+                            "path) at n = 256, 512, ... on an NVSwitch, each case in its own process.");
+  parser.program("collsim_bench_replay")
+      .option("max-n", "", "N", "largest n of the fast-path cases (>= 256)", "4096")
+      .option("event-max-n", "", "N", "largest n of the event-path case (>= 256)", "1024");
+  if (auto code = collsim::bench::parse_bench_args(parser, "collsim_bench_replay", argc, argv, [&] {
+        // Every case starts at n = 256: a smaller maximum would measure nothing.
+        max_n = collsim::bench::parse_rank_count(parser.get("max-n"), "--max-n", 256);
+        event_max_n = collsim::bench::parse_rank_count(parser.get("event-max-n"), "--event-max-n", 256);
+      })) {
+    return *code;
   }
   struct Case {
     std::string algorithm;

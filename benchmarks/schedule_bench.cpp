@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -23,6 +24,8 @@
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/algorithms/verifier.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
+#include "bench_args.hpp"
 
 namespace {
 
@@ -90,7 +93,7 @@ std::vector<Rank> parse_list(const std::string& text) {
     char* end = nullptr;
     const unsigned long v = std::strtoul(item.c_str(), &end, 10);
     if (item.empty() || *end != '\0' || v < 2 || v > 65536) {
-      throw collsim::ConfigError(fmt::format("--n: '{}' is not a rank count in 2..65536", item));
+      throw collsim::ConfigError(fmt::format("--n: '{}' is not a rank count in 2..65536", collsim::quote_excerpt(item)));
     }
     out.push_back(static_cast<Rank>(v));
     pos = comma + 1;
@@ -117,26 +120,30 @@ void rounds_table(Rank max_n) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::vector<Rank> ns{64, 256, 1024, 4096};
+  int reps = 0;
+  std::optional<Rank> rounds_table_max_n;
+  collsim::ArgParser parser("collsim_bench_schedule",
+                            "StragglAR schedule generation and verification vs ring, CPU time per n.");
+  parser.program("collsim_bench_schedule")
+      .option("n", "", "N,N,...", "rank counts, each in 2..65536", "64,256,1024,4096")
+      .option("reps", "", "R", "repetitions per n (default: by n)")
+      .option("rounds-table", "", "MAX_N", "print the round counts of n = 2..MAX_N instead of timing");
+  if (auto code = collsim::bench::parse_bench_args(parser, "collsim_bench_schedule", argc, argv, [&] {
+        ns = parse_list(parser.get("n"));
+        if (auto r = parser.get_optional("reps")) {
+          const auto value = collsim::parse_unsigned(*r, "--reps");
+          if (value < 1 || value > 1'000'000) throw collsim::ConfigError(fmt::format("--reps {} is not in 1..1000000", value));
+          reps = static_cast<int>(value);
+        }
+        if (auto t = parser.get_optional("rounds-table")) rounds_table_max_n = parse_list(*t).front();
+      })) {
+    return *code;
+  }
   try {
-    std::vector<Rank> ns{64, 256, 1024, 4096};
-    int reps = 0;
-    for (int i = 1; i < argc; ++i) {
-      const std::string arg = argv[i];
-      const auto value = [&]() -> std::string {
-        if (i + 1 >= argc) throw collsim::ConfigError(fmt::format("{} needs a value", arg));
-        return argv[++i];
-      };
-      if (arg == "--n") {
-        ns = parse_list(value());
-      } else if (arg == "--reps") {
-        reps = std::atoi(value().c_str());
-        if (reps < 1) throw collsim::ConfigError("--reps must be at least 1");
-      } else if (arg == "--rounds-table") {
-        rounds_table(parse_list(value()).front());
-        return 0;
-      } else {
-        throw collsim::ConfigError(fmt::format("unknown argument '{}' (use --n, --reps, --rounds-table)", arg));
-      }
+    if (rounds_table_max_n) {
+      rounds_table(*rounds_table_max_n);
+      return 0;
     }
     fmt::print("StragglAR schedule generation and verification vs ring (median; CPU time, wall in brackets)\n\n");
     fmt::print("{:>5} {:>6} {:>10} | {:>20} {:>20} {:>20} | {:>20} | {:>7} {:>7} {:>9}\n", "n", "rounds", "transfers",

@@ -23,6 +23,7 @@
 #include "collsim/models/topology.hpp"
 #include "collsim/sim/replay_engine.hpp"
 #include "collsim/sim/simgrid_engine.hpp"
+#include "bench_args.hpp"
 #include "bench_support.hpp"
 
 namespace {
@@ -52,15 +53,23 @@ int main(int argc, char** argv) {
   collsim::Rank max_n = 4096;
   std::string algorithm = "ring";
   std::string topology;  // empty: nvswitch
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--max-n") == 0) max_n = static_cast<collsim::Rank>(std::stoul(argv[i + 1]));
-    else if (std::strcmp(argv[i], "--min-n") == 0) min_n = static_cast<collsim::Rank>(std::stoul(argv[i + 1]));
-    else if (std::strcmp(argv[i], "--algorithm") == 0) algorithm = argv[i + 1];
-    else if (std::strcmp(argv[i], "--topology") == 0) topology = argv[i + 1];
-    else {
-      fmt::print(stderr, "usage: collsim_bench_simgrid [--max-n N] [--min-n N] [--algorithm NAME] [--topology NAME|FILE]\n");
-      return 2;
-    }
+  collsim::ArgParser parser("collsim_bench_simgrid",
+                            "SimGrid engine vs replay on the same input: an AllReduce at n = min-n, 2 min-n, ... "
+                            "max-n, 1 GiB per rank, one rank 1 ms late.");
+  parser.program("collsim_bench_simgrid")
+      .option("min-n", "", "N", "smallest n", "256")
+      .option("max-n", "", "N", "largest n", "4096")
+      .option("algorithm", "", "NAME", "algorithm: " + collsim::algorithm_names(), "ring")
+      .option("topology", "", "NAME|FILE", "a configs/topologies name or a YAML file (default: nvswitch, 3 us, 450 GiB/s)");
+  if (auto code = collsim::bench::parse_bench_args(parser, "collsim_bench_simgrid", argc, argv, [&] {
+        min_n = collsim::bench::parse_rank_count(parser.get("min-n"), "--min-n");
+        max_n = collsim::bench::parse_rank_count(parser.get("max-n"), "--max-n");
+        if (min_n > max_n) throw collsim::ConfigError(fmt::format("--min-n {} is above --max-n {}", min_n, max_n));
+        algorithm = parser.get("algorithm");
+        collsim::find_algorithm(algorithm);  // an unknown name fails here, not after the first case
+        topology = parser.get_optional("topology").value_or("");
+      })) {
+    return *code;
   }
   try {
     fmt::print("simgrid engine, {} on {}, 1 GiB, one rank 1 ms late\n", algorithm,

@@ -236,12 +236,17 @@ def figure(rows=1, cols=1, width=6.4, height=4.2, **kwargs):
 
 
 def save(fig, out_dir, stem):
-    """Writes stem.png and stem.svg in out_dir and prints their paths."""
+    """Writes stem.png and stem.svg in out_dir and prints their paths.
+
+    The figure's title (suptitle) is also stored as the files' Title metadata: SVG text is drawn
+    as paths, so this is where tests and file browsers can read what the figure shows."""
     os.makedirs(out_dir, exist_ok=True)
+    suptitle = getattr(fig, "_suptitle", None)
+    metadata = {"Title": suptitle.get_text()} if suptitle is not None else {}
     paths = []
     for ext in ("png", "svg"):
         path = os.path.join(out_dir, f"{stem}.{ext}")
-        fig.savefig(path, dpi=150, bbox_inches="tight")
+        fig.savefig(path, dpi=150, bbox_inches="tight", metadata=metadata)
         paths.append(path)
     plt.close(fig)
     print("wrote " + " and ".join(paths))

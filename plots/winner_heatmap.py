@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Study 7: which algorithm wins, by straggler delay and buffer size, one panel per n.
+"""Study 7: which algorithm wins, by straggler delay and buffer size, one panel per (topology, n).
 
 Reads RESULTS_DIR/summary.csv of configs/experiments/winner_heatmap.yaml (or a smaller variant)
 and writes winner_heatmap.png/.svg. Each cell is coloured by the algorithm with the lowest mean
@@ -20,25 +20,27 @@ def main():
         sys.exit("usage: winner_heatmap.py RESULTS_DIR")
     out_dir = sys.argv[1]
     rows = cp.read_rows(os.path.join(out_dir, "summary.csv"))
-    # (n, delay, size) -> list of (mean time, algorithm)
+    # ((topology, n), delay, size) -> list of (mean time, algorithm); the winner depends on the
+    # fabric, so topologies never share a panel.
     cells = {}
     for row in rows:
-        key = (int(row["n"]), row["mean_delay_s"], row["size_bytes"])
+        key = ((row["topology"], int(row["n"])), row["mean_delay_s"], row["size_bytes"])
         cells.setdefault(key, []).append((row["mean_time_s"], row["algorithm"]))
-    ns = sorted({k[0] for k in cells})
+    panels = sorted({k[0] for k in cells})
+    topologies = sorted({t for t, _ in panels})
     delays = sorted({k[1] for k in cells})
     sizes = sorted({k[2] for k in cells})
     algorithms = cp.ordered({a for v in cells.values() for _, a in v})
     colour_index = {a: i for i, a in enumerate(algorithms)}
     cmap = mcolors.ListedColormap([cp.style(a)[0] for a in algorithms])
 
-    fig, axes = plt.subplots(1, len(ns), figsize=(6.5 * len(ns), 5.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 5.2), squeeze=False)
     winners_seen = set()
-    for ax, n in zip(axes[0], ns):
+    for ax, (topology, n) in zip(axes[0], panels):
         grid = [[float("nan")] * len(sizes) for _ in delays]
         for i, d in enumerate(delays):
             for j, s in enumerate(sizes):
-                entries = sorted(cells.get((n, d, s), []))
+                entries = sorted(cells.get(((topology, n), d, s), []))
                 if not entries:
                     continue
                 best_time, best = entries[0]
@@ -52,10 +54,10 @@ def main():
         ax.set_yticks(range(len(delays)), [f"{d * 1e3:g}" for d in delays])
         ax.set_xlabel("buffer size per GPU")
         ax.set_ylabel("straggler delay (ms)")
-        ax.set_title(f"n = {n}: fastest algorithm (label: speedup over runner-up)")
+        ax.set_title(f"{topology}, n = {n}: fastest algorithm (label: speedup over runner-up)")
     handles = [Patch(color=cp.style(a)[0], label=cp.label(a)) for a in algorithms if a in winners_seen]
     fig.legend(handles=handles, loc="lower center", ncol=min(4, len(handles)), bbox_to_anchor=(0.5, -0.16))
-    fig.suptitle("Winner by (delay, buffer size): mean completion time from the first arrival")
+    fig.suptitle(f"Winner by (delay, buffer size) on {', '.join(topologies)}: mean completion time from the first arrival")
     cp.save(fig, out_dir, "winner_heatmap")
 
 

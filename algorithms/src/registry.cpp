@@ -6,6 +6,7 @@
 
 #include "collsim/algorithms/generators.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 
 namespace collsim {
 
@@ -141,7 +142,7 @@ const AlgorithmInfo& find_algorithm(std::string_view name) {
   for (const auto& a : all_algorithms()) {
     if (a.name == name) return a;
   }
-  throw ConfigError(fmt::format("unknown algorithm '{}' (known: {})", name, algorithm_names()));
+  throw ConfigError(fmt::format("unknown algorithm '{}' (known: {})", quote_excerpt(name), algorithm_names()));
 }
 
 Schedule generate_schedule(std::string_view name, const AlgorithmOptions& options) {

@@ -49,7 +49,29 @@ class DelayProbe {
   RunConfig config_;
 };
 
+// Competition ranks ("1, 1, 3") of values sorted ascending by `order`, ties sharing a rank.
+template <class Value>
+void assign_tied_ranks(const std::vector<std::size_t>& order, Value value, std::vector<std::size_t>& rank) {
+  for (std::size_t r = 0; r < order.size(); ++r) {
+    const bool tied = r > 0 && advise_ties(value(order[r]), value(order[r - 1]));
+    rank[order[r]] = tied ? rank[order[r - 1]] : r + 1;
+  }
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    text += i == 0 ? "" : (i + 1 == names.size() ? " or " : ", ");
+    text += names[i];
+  }
+  return text;
+}
+
 }  // namespace
+
+bool advise_ties(double a_s, double b_s) {
+  return std::fabs(a_s - b_s) <= kAdviseTieRelative * std::max(std::fabs(a_s), std::fabs(b_s));
+}
 
 AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
   ExperimentSpec& spec = request.spec;
@@ -101,8 +123,17 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
   std::stable_sort(by_p99.begin(), by_p99.end(), [&](std::size_t a, std::size_t b) {
     return result.ranking[a].time.p99 < result.ranking[b].time.p99;
   });
-  for (std::size_t r = 0; r < by_p99.size(); ++r) result.ranking[by_p99[r]].rank_by_p99 = r + 1;
+  std::vector<std::size_t> ranks(by_p99.size());
+  assign_tied_ranks(by_p99, [&](std::size_t i) { return result.ranking[i].time.p99; }, ranks);
+  for (std::size_t i = 0; i < ranks.size(); ++i) result.ranking[i].rank_by_p99 = ranks[i];
+  std::vector<std::size_t> by_mean(result.ranking.size());
+  for (std::size_t i = 0; i < by_mean.size(); ++i) by_mean[i] = i;
+  assign_tied_ranks(by_mean, [&](std::size_t i) { return result.ranking[i].time.mean; }, ranks);
+  for (std::size_t i = 0; i < ranks.size(); ++i) result.ranking[i].rank_by_mean = ranks[i];
   result.best = result.ranking.front().algorithm;
+  for (const auto& e : result.ranking) {
+    if (e.rank_by_mean == 1) result.tied_best.push_back(e.algorithm);
+  }
   result.best_by_p99 = result.ranking[by_p99.front()].algorithm;
   for (const auto& e : result.ranking) {
     if (!is_studied(e.algorithm)) {
@@ -125,23 +156,27 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
     auto engine = engines ? engines(engine_name) : make_engine(engine_name);
     DelayProbe studied(spec, result.studied, *engine);
     DelayProbe baseline(spec, result.best_baseline, *engine);
-    const auto gap = [&](double d) { return studied.time_s(d) - baseline.time_s(d); };
+    // Beating means faster by more than a tie: an exact tie at every delay has no critical delay.
+    const auto beats = [&](double d) {
+      const double s = studied.time_s(d), b = baseline.time_s(d);
+      return s < b && !advise_ties(s, b);
+    };
     // StragglAR's advantage grows with the delay until phase 1 is hidden, then stays constant,
     // so searching up to a few collective times finds the crossing if there is one.
     const double scale = std::max(baseline.time_s(0.0), 1e-9);
     result.critical_search_limit_s = 64 * scale;
-    if (gap(0.0) <= 0) {
+    if (beats(0.0)) {
       result.critical_delay_s = 0.0;
     } else {
       double lo = 0, hi = scale / 64;
-      while (hi <= result.critical_search_limit_s && gap(hi) > 0) {
+      while (hi <= result.critical_search_limit_s && !beats(hi)) {
         lo = hi;
         hi *= 2;
       }
       if (hi <= result.critical_search_limit_s) {
         for (int i = 0; i < 200 && hi - lo > 1e-12 + 1e-9 * hi; ++i) {
           const double mid = 0.5 * (lo + hi);
-          (gap(mid) > 0 ? lo : hi) = mid;
+          (beats(mid) ? hi : lo) = mid;
         }
         result.critical_delay_s = hi;
       }
@@ -155,7 +190,14 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
     }
     return nullptr;
   };
-  if (is_studied(best.algorithm) && !result.best_baseline.empty()) {
+  if (result.tied_best.size() > 1) {
+    result.recommendation = fmt::format(
+        "Use any of {}: they tie at {} on average ({:.2f}x vs ring); none is faster than the others here",
+        join_names(result.tied_best), format_duration(best.time.mean), best.speedup_vs_ring);
+    const bool p99_elsewhere = std::find(result.tied_best.begin(), result.tied_best.end(), result.best_by_p99) ==
+                               result.tied_best.end();
+    result.recommendation += p99_elsewhere ? fmt::format("; {} has the lowest p99.", result.best_by_p99) : ".";
+  } else if (is_studied(best.algorithm) && !result.best_baseline.empty()) {
     const AdviseEntry& runner_up = *find_entry(result.best_baseline);
     result.recommendation = fmt::format(
         "Use {}: it finishes in {} on average, {:.2f}x faster than the best baseline {} (p99 {} vs {}){}.",
@@ -195,7 +237,7 @@ std::string advise_text(const AdviseResult& r) {
                      "vs ring", "p99 rank");
   for (std::size_t i = 0; i < r.ranking.size(); ++i) {
     const AdviseEntry& e = r.ranking[i];
-    out += fmt::format("{:>4}  {:<28} {:>12} {:>12} {:>12} {:>7.3f}x {:>8}\n", i + 1, e.algorithm,
+    out += fmt::format("{:>4}  {:<28} {:>12} {:>12} {:>12} {:>7.3f}x {:>8}\n", e.rank_by_mean, e.algorithm,
                        format_duration(e.time.mean), format_duration(e.time.p50), format_duration(e.time.p99),
                        e.speedup_vs_ring, e.rank_by_p99);
   }
@@ -215,20 +257,27 @@ std::string advise_text(const AdviseResult& r) {
 
 std::string advise_json(const AdviseResult& r) {
   const ExperimentSpec& spec = r.spec;
+  std::string tied_json;
+  for (const auto& name : r.tied_best) {
+    // Two appends: `const char* + std::string` here trips a false GCC 12 -Wrestrict warning.
+    if (!tied_json.empty()) tied_json += ',';
+    tied_json += json_string(name);
+  }
   std::string ranking;
   for (const auto& e : r.ranking) {
     ranking += fmt::format(
-        "{}{{\"algorithm\":{},\"mean_time_s\":{},\"p50_time_s\":{},\"p99_time_s\":{},\"speedup_vs_ring\":{},\"rank_by_p99\":{}}}",
+        "{}{{\"algorithm\":{},\"mean_time_s\":{},\"p50_time_s\":{},\"p99_time_s\":{},\"speedup_vs_ring\":{},"
+        "\"rank_by_mean\":{},\"rank_by_p99\":{}}}",
         ranking.empty() ? "" : ",", json_string(e.algorithm), json_number(e.time.mean), json_number(e.time.p50),
-        json_number(e.time.p99), json_number(e.speedup_vs_ring), e.rank_by_p99);
+        json_number(e.time.p99), json_number(e.speedup_vs_ring), e.rank_by_mean, e.rank_by_p99);
   }
   return fmt::format(
       "{{\"topology\":{},\"n\":{},\"size_bytes\":{},\"engine\":{},\"start\":\"{}\",\"arrival\":{},\"trials\":{},"
-      "\"seed\":{},\"mean_delay_s\":{},\"ranking\":[{}],\"best\":{},\"best_by_p99\":{},\"best_baseline\":{},"
+      "\"seed\":{},\"mean_delay_s\":{},\"ranking\":[{}],\"best\":{},\"tied_best\":[{}],\"best_by_p99\":{},\"best_baseline\":{},"
       "\"critical_delay_s\":{},\"critical_search_limit_s\":{},\"recommendation\":{}}}\n",
       json_string(spec.topologies.front().label), spec.n.front(), json_number(spec.sizes_bytes.front()),
       json_string(spec.engines.front()), start_mode_name(spec.starts.front()), json_string(spec.arrivals.front().label),
-      spec.trials, spec.seed, json_number(r.mean_delay_s), ranking, json_string(r.best), json_string(r.best_by_p99),
+      spec.trials, spec.seed, json_number(r.mean_delay_s), ranking, json_string(r.best), tied_json, json_string(r.best_by_p99),
       r.best_baseline.empty() ? "null" : json_string(r.best_baseline),
       r.critical_delay_s ? json_number(*r.critical_delay_s) : "null", json_number(r.critical_search_limit_s),
       json_string(r.recommendation));

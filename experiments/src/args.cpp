@@ -6,11 +6,17 @@
 #include <charconv>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 
 namespace collsim {
 
 ArgParser::ArgParser(std::string command, std::string summary)
-    : command_(std::move(command)), summary_(std::move(summary)) {}
+    : command_(std::move(command)), summary_(std::move(summary)), invocation_("collsim " + command_) {}
+
+ArgParser& ArgParser::program(std::string name) {
+  invocation_ = std::move(name);
+  return *this;
+}
 
 ArgParser& ArgParser::option(std::string name, std::string alias, std::string value_name,
                              std::string help, std::optional<std::string> default_value) {
@@ -54,7 +60,7 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
       }
       const Spec* spec = find(token);
       if (spec == nullptr) {
-        throw ConfigError(fmt::format("{}: unknown option '{}' (see collsim {} --help)", command_, token, command_));
+        throw ConfigError(fmt::format("{}: unknown option '{}' (see {} --help)", command_, quote_excerpt(token), invocation_));
       }
       if (values_.count(spec->name) != 0) {
         throw ConfigError(fmt::format("{}: option --{} given twice", command_, spec->name));
@@ -74,12 +80,12 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
       continue;
     }
     if (!accepts_positionals_) {
-      throw ConfigError(fmt::format("{}: unexpected argument '{}'", command_, token));
+      throw ConfigError(fmt::format("{}: unexpected argument '{}'", command_, quote_excerpt(token)));
     }
     positionals_.push_back(token);
   }
   if (positional_required_ && positionals_.empty()) {
-    throw ConfigError(fmt::format("{}: missing {} (see collsim {} --help)", command_, positional_name_, command_));
+    throw ConfigError(fmt::format("{}: missing {} (see {} --help)", command_, positional_name_, invocation_));
   }
   return true;
 }
@@ -108,7 +114,7 @@ std::string ArgParser::get(std::string_view name) const {
 bool ArgParser::flag_set(std::string_view name) const { return values_.find(name) != values_.end(); }
 
 std::string ArgParser::help() const {
-  std::string text = fmt::format("usage: collsim {} [options]{}\n\n{}\n\noptions:\n", command_,
+  std::string text = fmt::format("usage: {} [options]{}\n\n{}\n\noptions:\n", invocation_,
                                  accepts_positionals_ ? fmt::format(" {}", positional_name_) : std::string(), summary_);
   if (accepts_positionals_) text += fmt::format("  {:<28} {}\n", positional_name_, positional_help_);
   for (const auto& s : specs_) {
@@ -125,7 +131,7 @@ unsigned long long parse_unsigned(std::string_view text, std::string_view what) 
   unsigned long long value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) {
-    throw ConfigError(fmt::format("{}: '{}' is not a non-negative integer", what, text));
+    throw ConfigError(fmt::format("{}: '{}' is not a non-negative integer", what, quote_excerpt(text)));
   }
   return value;
 }
@@ -135,8 +141,8 @@ std::vector<unsigned long long> parse_uint_list(std::string_view text, std::stri
   if (const auto dots = text.find(".."); dots != std::string_view::npos) {
     const auto lo = parse_unsigned(text.substr(0, dots), what);
     const auto hi = parse_unsigned(text.substr(dots + 2), what);
-    if (hi < lo) throw ConfigError(fmt::format("{}: empty range '{}'", what, text));
-    if (hi - lo > 1'000'000) throw ConfigError(fmt::format("{}: range '{}' is too long", what, text));
+    if (hi < lo) throw ConfigError(fmt::format("{}: empty range '{}'", what, quote_excerpt(text)));
+    if (hi - lo > 1'000'000) throw ConfigError(fmt::format("{}: range '{}' is too long", what, quote_excerpt(text)));
     for (auto v = lo; v <= hi; ++v) values.push_back(v);
     return values;
   }

@@ -2,12 +2,15 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <iostream>
 #include <ostream>
 
 #include "collsim/experiments/args.hpp"
 #include "collsim/experiments/commands.hpp"
+#include "collsim/experiments/output_path.hpp"
 #include "collsim/experiments/plot_script.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 #include "collsim/models/nccl_log.hpp"
 #include "collsim/models/topology.hpp"
 #include "collsim/sim/calibrate.hpp"
@@ -29,18 +32,19 @@ std::vector<Collective> parse_collectives(const std::string& text, std::string_v
 
 // Measured vs predicted from the CSV just written: <model stem>_fit.png/.svg next to the model
 // (next to the CSV when there is no model). The model and CSV are complete without it, so a
-// missing interpreter or matplotlib costs one line, not the command.
-void plot_fit(const CalibrationReport& report, std::ostream& out) {
-  if (report.csv_path.empty()) return;
+// missing interpreter or matplotlib costs one note; a script that fails is a warning and exit
+// code 3, as in `collsim run` (README, "Exit codes"). Returns the exit code.
+int plot_fit(const CalibrationReport& report, std::ostream& out) {
+  if (report.csv_path.empty()) return 0;
   const std::filesystem::path script =
       std::filesystem::path(default_configs_dir()).parent_path() / "plots" / "calibration_fit.py";
   if (!std::filesystem::is_regular_file(script)) {
     out << fmt::format("note: no plot ({} not found)\n", script.string());
-    return;
+    return 0;
   }
   if (!plot_python_has_module("matplotlib")) {
     out << fmt::format("note: no plot ({} cannot import matplotlib; install python3-matplotlib)\n", plot_python());
-    return;
+    return 0;
   }
   std::vector<std::string> args{report.csv_path.string()};
   if (!report.model_path.empty()) {
@@ -50,10 +54,30 @@ void plot_fit(const CalibrationReport& report, std::ostream& out) {
   }
   out.flush();
   std::string error;
-  const int rc = run_plot_script(script.string(), args, error);
-  if (rc != 0) {
-    out << fmt::format("note: no plot ({} failed: {})\n", script.filename().string(),
-                       rc < 0 ? error : fmt::format("exit code {}", rc));
+  PlotOutput output;
+  output.error_log = std::filesystem::path(report.csv_path).replace_extension(".plot.log").string();
+  const int rc = run_plot_script_logged(script.string(), args, output, error);
+  if (rc == 0) return 0;
+  std::cerr << fmt::format("collsim: warning: plot script {} failed ({}); the model and {} are complete\n",
+                           script.filename().string(), error, report.csv_path.string());
+  return kExitPlotFailed;
+}
+
+// The same file twice would count its measurements twice in the fit: refuse it rather than
+// guess which copy was meant.
+void reject_duplicate_inputs(const std::vector<std::filesystem::path>& files) {
+  std::vector<std::filesystem::path> seen;
+  for (const auto& f : files) {
+    std::error_code ec;
+    std::filesystem::path key = std::filesystem::weakly_canonical(f, ec);
+    if (ec) key = std::filesystem::absolute(f).lexically_normal();
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+      if (seen[i] == key) {
+        throw ConfigError(fmt::format("calibrate: input '{}' is given twice (also as '{}'); each file counts once",
+                                      quote_excerpt(f.string(), 200), quote_excerpt(files[i].string(), 200)));
+      }
+    }
+    seen.push_back(key);
   }
 }
 
@@ -102,10 +126,12 @@ int calibrate_command(const Args& args, std::ostream& out) {
   for (const auto& a : args) options.command += " " + a;
 
   std::vector<std::filesystem::path> files(parser.positionals().begin(), parser.positionals().end());
+  reject_duplicate_inputs(files);
+  if (!options.out_model.empty()) check_output_file(options.out_model, "calibrate", "--out");
+  if (!options.out_csv.empty()) check_output_file(options.out_csv, "calibrate", "--csv");
   const CalibrationReport report = run_calibration(files, options);
   out << format_calibration_report(report);
-  if (!parser.flag_set("no-plot")) plot_fit(report, out);
-  return 0;
+  return parser.flag_set("no-plot") ? 0 : plot_fit(report, out);
 }
 
 }  // namespace collsim

@@ -6,6 +6,7 @@
 
 #include "collsim/experiments/commands.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 
 namespace collsim {
 namespace {
@@ -33,37 +34,48 @@ std::string usage() {
       "collsim simulates AllReduce algorithms (StragglAR, ring, trees, ...) under straggler delays.\n\n"
       "commands:\n";
   for (const auto& c : kSubcommands) text += fmt::format("  {:<10} {}\n", c.name, c.summary);
-  text += "\nRun 'collsim COMMAND --help' for the options of a command.\n";
+  text += "\nRun 'collsim COMMAND --help' (or 'collsim help COMMAND') for the options of a command;\n"
+          "'collsim --version' prints the version.\n";
   return text;
 }
 
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.size() == 2 && args[0] == "help") return run_cli({args[1], "--help"}, out, err);
+  if (args.size() > 2 && args[0] == "help") {
+    err << "collsim: error: 'collsim help' takes at most one command\n";
+    return kExitBadInput;
+  }
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     out << usage();
-    return args.empty() ? 2 : 0;
+    return args.empty() ? kExitBadInput : 0;
+  }
+  if (args[0] == "--version") {
+    out << "collsim " << COLLSIM_VERSION << "\n";
+    return 0;
   }
   for (const auto& c : kSubcommands) {
     if (args[0] != c.name) continue;
+    // one_line_message: a message that echoed input stays one line of bounded length.
     try {
       return c.run(Args(args.begin() + 1, args.end()), out);
     } catch (const InternalError& e) {
-      err << "collsim: internal error (please report): " << e.what() << "\n";
-      return 70;
+      err << "collsim: internal error (please report): " << one_line_message(e.what()) << "\n";
+      return kExitInternal;
     } catch (const Error& e) {
-      err << "collsim: error: " << e.what() << "\n";
-      return 2;
+      err << "collsim: error: " << one_line_message(e.what()) << "\n";
+      return kExitBadInput;
     } catch (const std::bad_alloc&) {
       err << "collsim: error: out of memory\n";
-      return 2;
+      return kExitBadInput;
     } catch (const std::exception& e) {
-      err << "collsim: internal error (please report): " << e.what() << "\n";
-      return 70;
+      err << "collsim: internal error (please report): " << one_line_message(e.what()) << "\n";
+      return kExitInternal;
     }
   }
-  err << fmt::format("collsim: error: unknown command '{}' (run 'collsim --help')\n", args[0]);
-  return 2;
+  err << fmt::format("collsim: error: unknown command '{}' (run 'collsim --help')\n", quote_excerpt(args[0]));
+  return kExitBadInput;
 }
 
 }  // namespace collsim

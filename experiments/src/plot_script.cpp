@@ -8,21 +8,30 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <vector>
+
+#include "collsim/models/quote.hpp"
 
 extern "C" char** environ;
 
 namespace collsim {
 namespace {
 
-// Spawns argv[0] with argv and waits; stderr goes to /dev/null when `quiet`.
-int spawn_and_wait(std::vector<std::string> args, bool quiet, std::string& error) {
+// Spawns argv[0] with argv and waits; stderr goes to /dev/null when `quiet`, or to `stderr_file`
+// when given; stdout to /dev/null when `quiet_stdout`.
+int spawn_and_wait(std::vector<std::string> args, bool quiet, std::string& error, bool quiet_stdout = false,
+                   const std::string& stderr_file = {}) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   if (quiet) posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  if (!stderr_file.empty()) {
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  }
+  if (quiet_stdout) posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   pid_t pid = 0;
   const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -52,6 +61,29 @@ int run_plot_script(const std::string& script, std::span<const std::string> args
   std::vector<std::string> argv{plot_python(), script};
   argv.insert(argv.end(), args.begin(), args.end());
   return spawn_and_wait(std::move(argv), false, error);
+}
+
+int run_plot_script_logged(const std::string& script, std::span<const std::string> args, const PlotOutput& output,
+                           std::string& error) {
+  std::vector<std::string> argv{plot_python(), script};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const int rc = spawn_and_wait(std::move(argv), false, error, output.quiet, output.error_log);
+  if (output.error_log.empty()) return rc;
+  if (rc == 0) {
+    std::error_code ec;  // an empty log is noise; a script's warnings stay in it
+    if (std::filesystem::file_size(output.error_log, ec) == 0 && !ec) std::filesystem::remove(output.error_log, ec);
+    return 0;
+  }
+  if (rc > 0) error = fmt::format("exit code {}", rc);
+  // The last line of a traceback names the exception; the full text stays in the log.
+  std::ifstream log(output.error_log);
+  std::string line, last;
+  while (std::getline(log, line)) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  }
+  if (!last.empty()) error += fmt::format(": {}", quote_excerpt(last, 160));
+  error += fmt::format("; its error output is in {}", output.error_log);
+  return rc;
 }
 
 bool plot_python_has_module(std::string_view module) {

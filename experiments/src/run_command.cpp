@@ -7,12 +7,14 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <ostream>
 
 #include "collsim/experiments/args.hpp"
 #include "collsim/experiments/commands.hpp"
 #include "collsim/experiments/mpi_split.hpp"
 #include "collsim/experiments/output.hpp"
+#include "collsim/experiments/output_path.hpp"
 #include "collsim/experiments/plot_script.hpp"
 #include "collsim/experiments/progress.hpp"
 #include "collsim/experiments/runner.hpp"
@@ -20,9 +22,43 @@
 #include "collsim/experiments/study_plan.hpp"
 #include "collsim/experiments/sweep.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 #include "collsim/models/units.hpp"
 
 namespace collsim {
+
+namespace {
+
+// Under mpirun every rank meets the same bad input: only rank 0 reports it. Rank 0 prints the
+// error before telling the others, so the job never ends before the line is out. A rank that
+// fails alone (its own file system) reports with its rank and ends the job.
+template <class Setup>
+bool agreed_setup(WorkSplit& split, Setup&& setup) {
+  if (split.size() == 1) {
+    setup();
+    return true;
+  }
+  std::string failure;
+  try {
+    setup();
+  } catch (const InternalError&) {
+    throw;
+  } catch (const Error& e) {
+    failure = e.what();
+  }
+  const bool root = split.rank() == 0;
+  if (root && !failure.empty()) std::cerr << fmt::format("collsim: error: {}\n", one_line_message(failure)) << std::flush;
+  std::string root_status = root ? (failure.empty() ? "ok" : "failed") : "";
+  split.broadcast(root_status);
+  if (root_status == "failed") return false;
+  if (!failure.empty()) {
+    std::cerr << fmt::format("collsim: error (rank {}): {}\n", split.rank(), one_line_message(failure)) << std::flush;
+    split.abort(kExitBadInput);
+  }
+  return true;
+}
+
+}  // namespace
 
 int run_command(const Args& args, std::ostream& out) {
   ArgParser parser("run",
@@ -35,19 +71,32 @@ int run_command(const Args& args, std::ostream& out) {
       .flag("no-resume", "ignore a checkpoint of an earlier interrupted run")
       .flag("no-plot", "do not run the spec's plot scripts")
       .flag("dry-run", "check the spec and resolve every point (topologies, engines), print the counts, write nothing");
-  if (!parser.parse(args)) {
-    out << parser.help();
-    return 0;
-  }
-  if (parser.positionals().size() != 1) {
-    throw ConfigError(fmt::format("run: expected one SPEC file, got {}", parser.positionals().size()));
-  }
   std::unique_ptr<WorkSplit> split = make_work_split();
   const bool root = split->rank() == 0;
+  bool help = false;
+  ExperimentSpec spec;
+  std::optional<SweepGrid> grid_storage;
+  std::filesystem::path dir;
+  const bool setup_ok = agreed_setup(*split, [&] {
+    if (!parser.parse(args)) {
+      help = true;
+      return;
+    }
+    if (parser.positionals().size() != 1) {
+      throw ConfigError(fmt::format("run: expected one SPEC file, got {}", parser.positionals().size()));
+    }
+    spec = load_spec(parser.positionals().front());
+    grid_storage.emplace(spec);
+    dir = parser.get_optional("out").value_or("results/" + spec.name);
+    if (root && !parser.flag_set("dry-run")) prepare_output_dir(dir, "run", "--out");
+  });
+  if (!setup_ok) return kExitBadInput;
+  if (help) {
+    if (root) out << parser.help();
+    return 0;
+  }
   const bool quiet = parser.flag_set("quiet");
-
-  ExperimentSpec spec = load_spec(parser.positionals().front());
-  const SweepGrid grid(spec);
+  const SweepGrid& grid = *grid_storage;
   if (parser.flag_set("dry-run")) {
     const StudyPlan plan = plan_study(grid);
     if (root) {
@@ -59,8 +108,6 @@ int run_command(const Args& args, std::ostream& out) {
     }
     return 0;
   }
-  const std::filesystem::path dir = parser.get_optional("out").value_or("results/" + spec.name);
-
   if (root) {
     remove_stale_temporaries(dir);
     if (parser.flag_set("no-resume")) {
@@ -123,12 +170,15 @@ int run_command(const Args& args, std::ostream& out) {
     out.flush();
     std::string error;
     const std::string dir_arg = dir.string();
-    const int rc = run_plot_script(script, std::span(&dir_arg, 1), error);
+    PlotOutput output;
+    output.quiet = quiet;
+    output.error_log = (dir / (std::filesystem::path(script).stem().string() + ".plot.log")).string();
+    const int rc = run_plot_script_logged(script, std::span(&dir_arg, 1), output, error);
     if (rc != 0) {
-      // The results are complete and kept; only the figure is missing.
-      std::cerr << fmt::format("collsim: plot script {} failed ({}); the results in {} are complete\n", script,
-                               rc < 0 ? error : fmt::format("exit code {}", rc), dir.string());
-      status = 1;
+      // The results are complete and kept; only the figure is missing (README, "Exit codes").
+      std::cerr << fmt::format("collsim: warning: plot script {} failed ({}); the results in {} are complete\n",
+                               script, error, dir.string());
+      status = kExitPlotFailed;
     } else if (!quiet) {
       out << fmt::format("plotted with {}\n", script);
     }

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <ostream>
@@ -9,6 +10,7 @@
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/experiments/args.hpp"
 #include "collsim/experiments/commands.hpp"
+#include "collsim/experiments/output_path.hpp"
 #include "collsim/models/arrival.hpp"
 #include "collsim/models/arrival_cli.hpp"
 #include "collsim/models/error.hpp"
@@ -107,6 +109,7 @@ int simulate_command(const Args& args, std::ostream& out) {
   config.size_bytes = parse_size_bytes(parser.get("size"), "--size");
   config.start = parse_start(parser.get("start"));
   config.record_trace = parser.has("trace");
+  if (auto path = parser.get_optional("trace")) check_output_file(*path, "simulate", "--trace");
   const auto seed = parse_unsigned(parser.get("seed"), "--seed");
 
   LinkModel link;
@@ -134,7 +137,7 @@ int simulate_command(const Args& args, std::ostream& out) {
   constexpr std::size_t kMaxTracedTransfers = 4'000'000;
   config.record_trace = config.record_trace || (parser.flag_set("json") && schedule.num_transfers() <= kMaxTracedTransfers);
   const RunResult result = engine->run(schedule, config);
-  double hidden = 0.0;
+  std::optional<double> hidden;  // undefined with nobody late
   const double delay_s = result.last_arrival_s - result.first_arrival_s;
   if (delay_s > 0) {
     RunConfig no_delay = config;
@@ -142,6 +145,10 @@ int simulate_command(const Args& args, std::ostream& out) {
     no_delay.record_trace = false;
     hidden = hidden_delay_fraction(engine->run(schedule, no_delay).time_s, result.time_s, delay_s);
   }
+  // The latest-arriving rank (lowest on a tie), as in results.csv; the schedule's rank is
+  // expected_straggler.
+  const auto straggler = static_cast<Rank>(std::max_element(config.arrival_s.begin(), config.arrival_s.end()) -
+                                           config.arrival_s.begin());
   const RunMetrics metrics = compute_metrics(result, config.arrival_s, config.size_bytes, options.n);
   if (auto path = parser.get_optional("trace")) write_chrome_trace(*path, schedule, result, config.arrival_s, config.size_bytes);
 
@@ -149,13 +156,13 @@ int simulate_command(const Args& args, std::ostream& out) {
   if (parser.flag_set("json")) {
     out << fmt::format(
         "{{\"algorithm\":{},\"n\":{},\"size_bytes\":{},\"topology\":{},\"engine\":{},\"start\":\"{}\",\"seed\":{},"
-        "\"arrival\":{},\"straggler\":{},\"delay_s\":{},\"time_s\":{},\"time_after_last_arrival_s\":{},"
+        "\"arrival\":{},\"straggler\":{},\"expected_straggler\":{},\"delay_s\":{},\"time_s\":{},\"time_after_last_arrival_s\":{},"
         "\"hidden_delay_fraction\":{},\"algbw_GBps\":{},\"busbw_GBps\":{},\"bandwidth_basis\":\"time_after_last_arrival_s\","
         "\"arrival_s\":{},\"finish_s\":{},\"idle_s\":{},\"transfers\":{},\"wall_s\":{},\"peak_rss_bytes\":{}}}\n",
         json_string(schedule.algorithm), options.n, json_number(config.size_bytes), json_string(config.topology.name),
         json_string(engine->name()), start_mode_name(config.start), seed, json_string(arrival_spec.describe()),
-        options.straggler.value_or(options.n - 1), json_number(delay_s), json_number(result.time_s), json_number(result.time_after_last_arrival_s),
-        json_number(hidden), json_number(metrics.algbw_GBps), json_number(metrics.busbw_GBps), json_array(config.arrival_s),
+        straggler, options.straggler.value_or(options.n - 1), json_number(delay_s), json_number(result.time_s), json_number(result.time_after_last_arrival_s),
+        hidden ? json_number(*hidden) : "null", json_number(metrics.algbw_GBps), json_number(metrics.busbw_GBps), json_array(config.arrival_s),
         json_array(result.finish_s), json_array(metrics.idle_s), result.transfers, json_number(wall_s),
         json_number(peak_rss_bytes()));
   } else {
@@ -164,7 +171,7 @@ int simulate_command(const Args& args, std::ostream& out) {
     out << fmt::format("  arrivals: {} (last arrival {})\n", arrival_spec.describe(), format_duration(delay_s));
     out << fmt::format("  time (first arrival to last finish): {}\n", format_duration(result.time_s));
     out << fmt::format("  time after the last arrival:         {}\n", format_duration(result.time_after_last_arrival_s));
-    if (delay_s > 0) out << fmt::format("  share of the delay hidden:           {:.1f} %\n", 100.0 * hidden);
+    if (hidden) out << fmt::format("  share of the delay hidden:           {:.1f} %\n", 100.0 * *hidden);
     out << fmt::format("  algbw {:.2f} GB/s, busbw {:.2f} GB/s (on the time after the last arrival)\n", metrics.algbw_GBps,
                        metrics.busbw_GBps);
     out << fmt::format("  {} transfers simulated, wall {}, peak RSS {:.0f} MiB\n", result.transfers, format_duration(wall_s),

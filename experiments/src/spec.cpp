@@ -4,14 +4,19 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <span>
 #include <sstream>
+#include <vector>
 
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/models/arrival_yaml.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 #include "collsim/models/units.hpp"
 #include "collsim/models/model_file.hpp"
 #include "collsim/models/yaml_reader.hpp"
@@ -78,7 +83,7 @@ class SpecReader {
     std::uint64_t value = 0;
     const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
-      fail(node, path, fmt::format("'{}' is not {}", text, expected));
+      fail(node, path, fmt::format("'{}' is not {}", quote_excerpt(text), expected));
     }
     return value;
   }
@@ -87,7 +92,7 @@ class SpecReader {
     const std::string& text = scalar(node, path, "true or false");
     if (text == "true") return true;
     if (text == "false") return false;
-    fail(node, path, fmt::format("'{}' is not true or false", text));
+    fail(node, path, fmt::format("'{}' is not true or false", quote_excerpt(text)));
   }
 
   // Resolves a file named in the spec: absolute as is, relative against the spec's directory.
@@ -172,7 +177,7 @@ void SpecReader::parse(const YAML::Node& root) {
       } else if (node.Scalar() == "barrier") {
         spec_.starts.push_back(StartMode::Barrier);
       } else {
-        fail(node, path, fmt::format("unknown start mode '{}' (known: barrier, eager)", node.Scalar()));
+        fail(node, path, fmt::format("unknown start mode '{}' (known: barrier, eager)", quote_excerpt(node.Scalar())));
       }
     }
   } else {
@@ -238,13 +243,13 @@ void SpecReader::parse_n(const YAML::Node& node) {
     const auto parse_part = [&](std::string_view part, std::uint64_t& out) {
       const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), out);
       if (part.empty() || ec != std::errc() || ptr != part.data() + part.size()) {
-        fail(node, "n", fmt::format("'{}' is not a range 'LO..HI' of integers", text));
+        fail(node, "n", fmt::format("'{}' is not a range 'LO..HI' of integers", quote_excerpt(text)));
       }
     };
     parse_part(std::string_view(text).substr(0, dots), lo);
     parse_part(std::string_view(text).substr(dots + 2), hi);
-    if (hi < lo) fail(node, "n", fmt::format("empty range '{}' (a sweep axis needs at least one value)", text));
-    if (hi - lo > 100'000) fail(node, "n", fmt::format("range '{}' is too long", text));
+    if (hi < lo) fail(node, "n", fmt::format("empty range '{}' (a sweep axis needs at least one value)", quote_excerpt(text)));
+    if (hi - lo > 100'000) fail(node, "n", fmt::format("range '{}' is too long", quote_excerpt(text)));
     for (auto v = lo; v <= hi; ++v) add(v, node, "n");
     return;
   }
@@ -365,7 +370,16 @@ ExperimentSpec parse_spec(std::string_view yaml_text, std::string_view source, c
   spec.source = std::string(source);
   YAML::Node root;
   try {
-    root = YAML::Load(std::string(yaml_text));
+    // LoadAll: YAML::Load would read the first document and silently drop the rest.
+    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(yaml_text));
+    for (std::size_t i = 1; i < documents.size(); ++i) {
+      if (!documents[i].IsNull()) {
+        throw ConfigError(fmt::format("{}: a second YAML document starts near line {} (after '---'); a spec is one "
+                                      "document (write a second spec file for a second study)",
+                                      source, documents[i].Mark().line + 1));
+      }
+    }
+    if (!documents.empty()) root = documents.front();
   } catch (const YAML::ParserException& e) {
     throw ConfigError(fmt::format("{}: YAML syntax error at line {}, column {}: {}", source, e.mark.line + 1,
                                   e.mark.column + 1, e.msg));
@@ -377,8 +391,12 @@ ExperimentSpec parse_spec(std::string_view yaml_text, std::string_view source, c
 }
 
 ExperimentSpec load_spec(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) {
+    throw ConfigError(fmt::format("cannot read experiment spec '{}': it is a directory", file.string()));
+  }
   std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("cannot read experiment spec '{}'", file.string()));
+  if (!in) throw ConfigError(fmt::format("cannot read experiment spec '{}': {}", file.string(), std::strerror(errno)));
   std::ostringstream text;
   text << in.rdbuf();
   const std::filesystem::path dir = std::filesystem::absolute(file).parent_path();

@@ -1,6 +1,7 @@
 // `collsim verify`: the verifier plus the reference executor over algorithms and rank counts.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ostream>
 
 #include "collsim/algorithms/reference_executor.hpp"
@@ -46,7 +47,16 @@ int verify_command(const Args& args, std::ostream& out) {
     if (gpus_per_node == 0) throw ConfigError("verify: --gpus-per-node must be at least 1");
   }
   std::optional<Rank> straggler;
-  if (auto s = parser.get_optional("straggler")) straggler = static_cast<Rank>(parse_unsigned(*s, "--straggler"));
+  if (auto s = parser.get_optional("straggler")) {
+    const auto rank = parse_unsigned(*s, "--straggler");
+    // As in `schedule`: a rank outside some n is an error, not a silently skipped case.
+    const auto smallest = std::find_if(ns.begin(), ns.end(), [](unsigned long long n) { return n >= 2; });
+    if (smallest != ns.end() && rank >= *smallest) {
+      throw ConfigError(fmt::format("verify: --straggler {} is not a rank of n = {} (ranks 0..{})", rank, *smallest,
+                                    *smallest - 1));
+    }
+    straggler = static_cast<Rank>(rank);
+  }
 
   std::size_t passed = 0, failed = 0, skipped = 0;
   for (const auto& name : names) {
@@ -55,7 +65,7 @@ int verify_command(const Args& args, std::ostream& out) {
       const auto n = static_cast<Rank>(n64);
       NConstraintContext context;
       if (gpus_per_node > 0) context.gpus_per_node = gpus_per_node;
-      if (n < 2 || !info.unsupported_reason(n, context).empty() || (straggler && *straggler >= n)) {
+      if (n < 2 || !info.unsupported_reason(n, context).empty()) {
         ++skipped;
         continue;
       }

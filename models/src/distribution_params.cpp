@@ -11,6 +11,7 @@
 #include <set>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 #include "collsim/models/units.hpp"
 
 namespace collsim::detail {
@@ -127,7 +128,7 @@ DelayDistribution build_empirical(const DistributionText& spec, const Params& p)
     // "ms" means 1 ms per bare number; reuse the duration parser so the unit names match.
     unit_s = parse_duration_s(fmt::format("1{}", unit.text), unit.label);
     if (!(unit_s > 0.0) || unit.text.empty()) {
-      throw ConfigError(fmt::format("{}: '{}' is not a time unit (s, ms, us, ns)", unit.label, unit.text));
+      throw ConfigError(fmt::format("{}: '{}' is not a time unit (s, ms, us, ns)", unit.label, quote_excerpt(unit.text)));
     }
   }
   const std::string column = p.has("column") ? p.get("column").text : std::string();
@@ -164,11 +165,11 @@ DelayDistribution build_checked(const DistributionText& spec, DistributionKind k
 DelayDistribution build_distribution(const DistributionText& spec) {
   const auto info = std::find_if(kKinds.begin(), kKinds.end(), [&](const KindInfo& k) { return k.name == spec.kind; });
   if (info == kKinds.end()) {
-    throw ConfigError(fmt::format("{}: unknown distribution '{}' (known: {})", spec.label, spec.kind, known_kinds()));
+    throw ConfigError(fmt::format("{}: unknown distribution '{}' (known: {})", spec.label, quote_excerpt(spec.kind), known_kinds()));
   }
   for (const auto& p : spec.params) {
     if (!key_allowed(info->keys, p.key)) {
-      throw ConfigError(fmt::format("{}: unknown key '{}' for a {} distribution (known keys: {})", p.label, p.key,
+      throw ConfigError(fmt::format("{}: unknown key '{}' for a {} distribution (known keys: {})", p.label, quote_excerpt(p.key),
                                     info->name, info->keys));
     }
   }
@@ -194,14 +195,14 @@ double parse_plain_number(std::string_view text, std::string_view label) {
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) {
-    throw ConfigError(fmt::format("{}: '{}' is not a finite number", label, text));
+    throw ConfigError(fmt::format("{}: '{}' is not a finite number", label, quote_excerpt(text)));
   }
   return value;
 }
 
 double parse_probability_text(std::string_view text, std::string_view label) {
   const double p = parse_plain_number(text, label);
-  if (p < 0.0 || p > 1.0) throw ConfigError(fmt::format("{}: '{}' is not a probability in [0, 1]", label, text));
+  if (p < 0.0 || p > 1.0) throw ConfigError(fmt::format("{}: '{}' is not a probability in [0, 1]", label, quote_excerpt(text)));
   return p;
 }
 
@@ -210,7 +211,7 @@ std::uint32_t parse_rank_text(std::string_view text, std::string_view label) {
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || ptr != end || value > std::numeric_limits<std::uint32_t>::max()) {
-    throw ConfigError(fmt::format("{}: '{}' is not a rank (a non-negative integer)", label, text));
+    throw ConfigError(fmt::format("{}: '{}' is not a rank (a non-negative integer)", label, quote_excerpt(text)));
   }
   return static_cast<std::uint32_t>(value);
 }

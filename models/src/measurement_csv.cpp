@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 #include "collsim/models/nccl_log.hpp"
 #include "text.hpp"
 
@@ -90,7 +91,7 @@ class RowReader {
     const char* end = field.data() + field.size();
     auto [ptr, ec] = std::from_chars(field.data(), end, value);
     if (field.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) {
-      fail(column, fmt::format("'{}' is not a number", field));
+      fail(column, fmt::format("'{}' is not a number", quote_excerpt(field)));
     }
     return value;
   }
@@ -100,7 +101,7 @@ class RowReader {
     std::int64_t value = 0;
     const char* end = field.data() + field.size();
     auto [ptr, ec] = std::from_chars(field.data(), end, value);
-    if (field.empty() || ec != std::errc() || ptr != end) fail(column, fmt::format("'{}' is not an integer", field));
+    if (field.empty() || ec != std::errc() || ptr != end) fail(column, fmt::format("'{}' is not an integer", quote_excerpt(field)));
     return value;
   }
 
@@ -182,10 +183,10 @@ MeasurementCsv parse_measurement_csv(std::string_view text, std::string_view sou
   csv.source = std::string(source);
   for (std::size_t i = 1; i < lines.size(); ++i) {
     const auto fields = split_csv(lines[i].text);
-    if (!fields) throw ConfigError(fmt::format("{}:{}: unterminated quote: '{}'", source, lines[i].number, lines[i].text));
+    if (!fields) throw ConfigError(fmt::format("{}:{}: unterminated quote: '{}'", source, lines[i].number, quote_excerpt(lines[i].text)));
     if (fields->size() != header->size()) {
       throw ConfigError(fmt::format("{}:{}: expected {} fields as in the header, found {}: '{}'", source,
-                                    lines[i].number, header->size(), fields->size(), trim(lines[i].text)));
+                                    lines[i].number, header->size(), fields->size(), quote_excerpt(trim(lines[i].text))));
     }
     csv.rows.push_back(read_row(RowReader(source, lines[i], *fields, columns), lines[i].number));
   }

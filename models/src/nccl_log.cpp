@@ -6,12 +6,16 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 #include "text.hpp"
 
 namespace collsim {
@@ -190,7 +194,7 @@ class Parser {
  private:
   [[noreturn]] void row_error(std::size_t line_no, std::string_view text, const std::string& why) const {
     throw ConfigError(fmt::format("{}:{}: malformed nccl-tests data row ({}): '{}'", source_, line_no,
-                                  why, trim(text)));
+                                  why, quote_excerpt(trim(text))));
   }
 
   void handle_line(std::string_view raw, std::size_t line_no) {
@@ -222,7 +226,7 @@ class Parser {
       if (lead.size() != layout.lead() || lead[2] != "type") {
         throw ConfigError(fmt::format(
             "{}:{}: unsupported nccl-tests table layout '{}' (expected 'size count type [redop] [root] time ...')",
-            source_, line_no, trim(body)));
+            source_, line_no, quote_excerpt(trim(body))));
       }
       layout_ = layout;
       return;
@@ -242,14 +246,14 @@ class Parser {
     if (auto v = field_after(body, "nThread")) nthread_ = v;
     if (auto v = field_after(body, "nGpus")) ngpus_ = v;
     if (body.find("Out of bounds values") != std::string_view::npos && body.find("FAILED") != std::string_view::npos) {
-      log_.warnings.push_back(fmt::format("line {}: nccl-tests reports wrong results: '{}'", line_no, trim(body)));
+      log_.warnings.push_back(fmt::format("line {}: nccl-tests reports wrong results: '{}'", line_no, quote_excerpt(trim(body))));
     }
   }
 
   double number(std::string_view token, std::string_view column, std::size_t line_no, std::string_view text) const {
     const auto value = to_double(token);
-    if (!value) row_error(line_no, text, fmt::format("column '{}' is '{}', not a number", column, token));
-    if (*value < 0) row_error(line_no, text, fmt::format("column '{}' is negative ({})", column, token));
+    if (!value) row_error(line_no, text, fmt::format("column '{}' is '{}', not a number", column, quote_excerpt(token)));
+    if (*value < 0) row_error(line_no, text, fmt::format("column '{}' is negative ({})", column, quote_excerpt(token)));
     return *value;
   }
 
@@ -283,13 +287,13 @@ class Parser {
     row.size_bytes = static_cast<double>(*size);
     row.count = *count;
     if (!is_identifier(tokens[2])) {
-      row_error(line_no, text, fmt::format("column 'type' is '{}', not a type name", tokens[2]));
+      row_error(line_no, text, fmt::format("column 'type' is '{}', not a type name", quote_excerpt(tokens[2])));
     }
     row.type = std::string(tokens[2]);
     std::size_t col = 3;
     if (layout.has_redop) {
       if (!is_identifier(tokens[col])) {
-        row_error(line_no, text, fmt::format("column 'redop' is '{}', not an operation name", tokens[col]));
+        row_error(line_no, text, fmt::format("column 'redop' is '{}', not an operation name", quote_excerpt(tokens[col])));
       }
       row.redop = std::string(tokens[col]);
       ++col;
@@ -370,7 +374,7 @@ class Parser {
     if (!unsupported.empty()) {
       throw ConfigError(fmt::format("{}: unsupported nccl-tests binary '{}' (supported: all_reduce_perf, "
                                     "reduce_scatter_perf, all_gather_perf, sendrecv_perf)",
-                                    source_, unsupported.front()));
+                                    source_, quote_excerpt(unsupported.front())));
     }
     std::string stem = lower(std::filesystem::path(std::string(source_)).filename().string());
     std::erase_if(stem, [](char c) { return c == '_' || c == '-'; });
@@ -477,7 +481,7 @@ Collective parse_collective(std::string_view name, std::string_view what) {
   }
   throw ConfigError(fmt::format("{}: unknown or unsupported collective '{}' (known: all_reduce, reduce_scatter, "
                                 "all_gather, sendrecv)",
-                                what, name));
+                                what, quote_excerpt(name)));
 }
 
 NcclLog parse_nccl_log(std::string_view text, std::string_view source, const NcclLogOptions& options) {
@@ -488,8 +492,11 @@ NcclLog parse_nccl_log(std::string_view text, std::string_view source, const Ncc
 }
 
 std::string read_log_text(const std::filesystem::path& path) {
+  // Why: an ifstream opens a directory without complaint and reads nothing ("the file is empty").
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw ConfigError(fmt::format("cannot read '{}': it is a directory", path.string()));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("cannot read '{}': no such file or not readable", path.string()));
+  if (!in) throw ConfigError(fmt::format("cannot read '{}': {}", path.string(), std::strerror(errno)));
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) throw ConfigError(fmt::format("cannot read '{}': I/O error", path.string()));

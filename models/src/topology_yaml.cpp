@@ -10,6 +10,7 @@
 #include <initializer_list>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 #include "collsim/models/topology.hpp"
 #include "collsim/models/units.hpp"
 #include "collsim/models/yaml_reader.hpp"
@@ -46,7 +47,7 @@ class TopologyFile {
     rules.unknown_key = [this](const YAML::Node& key_node, std::string_view map_path, std::string_view key,
                                std::string_view known_list) {
       return fmt::format("{}: unknown key '{}' (known keys here: {})", where(file_, key_node),
-                         yaml_key_path(map_path, key), known_list);
+                         yaml_key_path(map_path, quote_excerpt(key, kKeyExcerptChars)), known_list);
     };
     checked_map_entries(map, prefix, std::span(allowed.begin(), allowed.size()), rules);
   }
@@ -69,7 +70,7 @@ class TopologyFile {
     double value = 0;
     const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc() || ptr != text.data() + text.size()) {
-      throw ConfigError(fmt::format("{}: '{}' = '{}' is not a number", where(file_, node), key, text));
+      throw ConfigError(fmt::format("{}: '{}' = '{}' is not a number", where(file_, node), key, quote_excerpt(text)));
     }
     return value;
   }
@@ -78,7 +79,7 @@ class TopologyFile {
     std::uint32_t value = 0;
     const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc() || ptr != text.data() + text.size() || value == 0) {
-      throw ConfigError(fmt::format("{}: '{}' = '{}' must be a whole number >= 1", where(file_, node), key, text));
+      throw ConfigError(fmt::format("{}: '{}' = '{}' must be a whole number >= 1", where(file_, node), key, quote_excerpt(text)));
     }
     return value;
   }
@@ -86,7 +87,7 @@ class TopologyFile {
     const std::string text = scalar(node, key);
     if (text == "true") return true;
     if (text == "false") return false;
-    throw ConfigError(fmt::format("{}: '{}' = '{}' must be true or false", where(file_, node), key, text));
+    throw ConfigError(fmt::format("{}: '{}' = '{}' must be true or false", where(file_, node), key, quote_excerpt(text)));
   }
 
   const std::string& file() const { return file_; }
@@ -101,7 +102,7 @@ TopologyKind parse_kind(const TopologyFile& f, const YAML::Node& node) {
     if (text == topology_kind_name(k)) return k;
   }
   throw ConfigError(fmt::format("{}: kind '{}' is unknown (known kinds: nvswitch, full_mesh, dgx1, cluster)",
-                                where(f.file(), node), text));
+                                where(f.file(), node), quote_excerpt(text)));
 }
 
 ClusterSpec parse_cluster(const TopologyFile& f, const YAML::Node& node) {
@@ -221,6 +222,9 @@ Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_
   fs::path path;
   if (looks_like_path(path_or_name)) {
     path = fs::path(std::string(path_or_name));
+    if (std::error_code ec; fs::is_directory(path, ec)) {
+      throw ConfigError(fmt::format("topology file '{}' is a directory", path.string()));
+    }
     if (!fs::is_regular_file(path)) {
       throw ConfigError(fmt::format("topology file '{}' does not exist or is not a file", path.string()));
     }
@@ -231,7 +235,7 @@ Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_
       std::string known;
       for (const auto& n : known_topology_names(dir)) known += fmt::format("{}{}", known.empty() ? "" : ", ", n);
       throw ConfigError(fmt::format("unknown topology '{}' (known: {}; or give a path to a .yaml file)",
-                                    path_or_name, known.empty() ? "none found in " + dir + "/topologies" : known));
+                                    quote_excerpt(path_or_name), known.empty() ? "none found in " + dir + "/topologies" : known));
     }
   }
   const std::string file = path.string();

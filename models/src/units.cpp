@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 #include "text.hpp"
 
 namespace collsim {
@@ -33,11 +34,11 @@ double parse_with_suffix(std::string_view text, std::string_view what, std::stri
   auto [ptr, ec] = std::from_chars(begin, end, value);
   if (ec != std::errc() || trimmed.empty()) {
     throw ConfigError(fmt::format("{}: '{}' is not a {} (expected a number with an optional unit)",
-                                  what, text, kind));
+                                  what, quote_excerpt(text), kind));
   }
   const std::string_view suffix = trim(std::string_view(ptr, static_cast<std::size_t>(end - ptr)));
   if (!std::isfinite(value)) {
-    throw ConfigError(fmt::format("{}: '{}' is not a finite {}", what, text, kind));
+    throw ConfigError(fmt::format("{}: '{}' is not a finite {}", what, quote_excerpt(text), kind));
   }
   if (suffix.empty()) return value;
   for (const auto& entry : table) {
@@ -45,8 +46,8 @@ double parse_with_suffix(std::string_view text, std::string_view what, std::stri
   }
   std::string known;
   for (const auto& entry : table) known += fmt::format("{}{}", known.empty() ? "" : ", ", entry.name);
-  throw ConfigError(fmt::format("{}: unknown unit '{}' in '{}' (known units: {})", what, suffix,
-                                text, known));
+  throw ConfigError(fmt::format("{}: unknown unit '{}' in '{}' (known units: {})", what,
+                                quote_excerpt(suffix), quote_excerpt(text), known));
 }
 
 }  // namespace
@@ -56,7 +57,7 @@ double parse_duration_s(std::string_view text, std::string_view what) {
       {"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"min", 60.0}}};
   const double seconds = parse_with_suffix(text, what, "duration", kTable);
   if (seconds < 0) {
-    throw ConfigError(fmt::format("{}: duration '{}' must not be negative", what, text));
+    throw ConfigError(fmt::format("{}: duration '{}' must not be negative", what, quote_excerpt(text)));
   }
   return seconds;
 }
@@ -72,7 +73,7 @@ double parse_size_bytes(std::string_view text, std::string_view what) {
                                                  {"GB", 1e9},
                                                  {"TB", 1e12}}};
   const double bytes = parse_with_suffix(text, what, "size", kTable);
-  if (bytes < 0) throw ConfigError(fmt::format("{}: size '{}' must not be negative", what, text));
+  if (bytes < 0) throw ConfigError(fmt::format("{}: size '{}' must not be negative", what, quote_excerpt(text)));
   return bytes;
 }
 
@@ -87,7 +88,7 @@ double parse_bandwidth_Bps(std::string_view text, std::string_view what) {
                                                  {"Gbps", 1e9 / 8},
                                                  {"Mbps", 1e6 / 8}}};
   const double bps = parse_with_suffix(text, what, "bandwidth", kTable);
-  if (bps <= 0) throw ConfigError(fmt::format("{}: bandwidth '{}' must be positive", what, text));
+  if (bps <= 0) throw ConfigError(fmt::format("{}: bandwidth '{}' must be positive", what, quote_excerpt(text)));
   return bps;
 }
 

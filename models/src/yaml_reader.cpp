@@ -6,6 +6,7 @@
 #include <set>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 
 namespace collsim {
 
@@ -43,11 +44,12 @@ YamlKeyRules labelled_key_rules(YamlLabeler label,
   rules.key_text = std::move(key_text);
   rules.unknown_key = [label](const YAML::Node& key_node, std::string_view map_path, std::string_view key,
                               std::string_view known_list) {
-    return fmt::format("{}: unknown key '{}' (known keys: {})", label(yaml_key_path(map_path, key), key_node), key,
+    const std::string shown = quote_excerpt(key, kKeyExcerptChars);
+    return fmt::format("{}: unknown key '{}' (known keys: {})", label(yaml_key_path(map_path, shown), key_node), shown,
                        known_list);
   };
   rules.repeated_key = [label](const YAML::Node& key_node, std::string_view key_path, std::string_view key) {
-    return fmt::format("{}: key '{}' is given twice", label(key_path, key_node), key);
+    return fmt::format("{}: key '{}' is given twice", label(key_path, key_node), quote_excerpt(key, kKeyExcerptChars));
   };
   return rules;
 }

@@ -6,6 +6,7 @@
 # a spec's plot (`/usr/bin/python3 SCRIPT DIR`), or with the arguments listed one per line in the
 # fixture's `args` file ({dir} = the scratch copy; lines starting with # are comments). The
 # script must write at least one PNG and one SVG, every one of them non-empty and well formed.
+# With a fixture file `expect_title`, the figure's title must contain each of its lines.
 # Exit 0 pass, 1 fail (also when the script has no fixture), 77 skip: no /usr/bin/python3 or no
 # matplotlib.
 set -euo pipefail
@@ -85,4 +86,17 @@ for file in "${svgs[@]}"; do
     exit 1
   fi
 done
+# expect_title (optional): strings, one a line, that the figure's title must contain (save()
+# stores it as the SVG's Title metadata; drawn SVG text is paths, so it cannot be read there).
+if [[ -f $fixture/expect_title ]]; then
+  while IFS= read -r want || [[ -n $want ]]; do
+    [[ -z $want || $want == \#* ]] && continue
+    for file in "${svgs[@]}"; do
+      if ! grep -o '<dc:title>[^<]*</dc:title>' "$file" | grep -qF -- "$want"; then
+        echo "FAIL: the title of $file does not contain '$want' ($(grep -o '<dc:title>[^<]*</dc:title>' "$file" || echo 'no title'))"
+        exit 1
+      fi
+    done
+  done <"$fixture/expect_title"
+fi
 echo "ok: $stem wrote ${pngs[*]##*/} and ${svgs[*]##*/}"

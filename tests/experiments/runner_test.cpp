@@ -340,14 +340,14 @@ TEST(RunCommand, WritesTheFilesAndRejectsBadSpecs) {
   std::ostringstream out2, err2;
   EXPECT_EQ(run_cli({"run", "/no/such.yaml"}, out2, err2), 2);
   EXPECT_NE(err2.str().find("/no/such.yaml"), std::string::npos);
-  // Plot scripts run after the files are written; a failing one makes the exit code 1.
+  // Plot scripts run after the files are written; a failing one makes the exit code 3 (README, "Exit codes").
   const std::string plotted = std::string(COLLSIM_TEST_DATA_DIR) + "/experiments/with_plot.yaml";
   const fs::path plot_dir = fresh_dir("plot");
   std::ostringstream out4, err4;
   EXPECT_EQ(run_cli({"run", plotted, "--out", plot_dir.string(), "--quiet"}, out4, err4), 0) << err4.str();
   EXPECT_EQ(read(plot_dir / "plotted.txt"), "2 points\n");
   const fs::path fail_dir = fresh_dir("plot_fail");
-  EXPECT_EQ(run_cli({"run", plotted, "--out", fail_dir.string(), "--quiet"}, out4, err4), 1);
+  EXPECT_EQ(run_cli({"run", plotted, "--out", fail_dir.string(), "--quiet"}, out4, err4), 3);
   EXPECT_TRUE(fs::exists(fail_dir / "results.csv"));
   const fs::path skip_dir = fresh_dir("plot_skip");
   EXPECT_EQ(run_cli({"run", plotted, "--out", skip_dir.string(), "--quiet", "--no-plot"}, out4, err4), 0);

@@ -22,22 +22,29 @@ struct AdviseEntry {
   std::string algorithm;
   SampleStats time;                 ///< completion time over the trials, seconds
   double speedup_vs_ring = 0;       ///< ring mean / this mean
-  std::size_t rank_by_p99 = 0;      ///< 1 = lowest p99
+  std::size_t rank_by_p99 = 0;      ///< 1 = lowest p99; tied p99s share a rank
+  std::size_t rank_by_mean = 0;     ///< 1 = lowest mean; tied means share a rank
 };
+
+/// Two times within this relative distance are a tie: engines agree to ~1e-12, so a smaller
+/// difference is rounding, and "X beats Y" or "1.00x faster" drawn from it would be false.
+inline constexpr double kAdviseTieRelative = 1e-9;
+bool advise_ties(double a_s, double b_s);
 
 struct AdviseResult {
   ExperimentSpec spec;               ///< the validated single-point study that ran
   std::vector<AdviseEntry> ranking;  ///< by mean time, fastest first
-  std::string best;                  ///< fastest by mean
+  std::string best;                  ///< fastest by mean (first of tied_best)
+  std::vector<std::string> tied_best;  ///< every algorithm whose mean ties the fastest, in ranking order
   std::string best_by_p99;
   std::string best_baseline;         ///< fastest by mean among the baselines (AlgorithmRole::Baseline)
   /// Fastest by mean among the studied algorithms (AlgorithmRole::Studied: stragglar); empty
   /// when the request lists none.
   std::string studied;
   double mean_delay_s = 0;           ///< mean straggler delay over the trials
-  /// The constant delay of one straggler (rank n-1) above which `studied` beats best_baseline,
-  /// found by bisection with the same engine; nullopt when nothing is compared or `studied` does
-  /// not win below `critical_search_limit_s`.
+  /// The constant delay of one straggler (rank n-1) above which `studied` beats best_baseline
+  /// (faster by more than a tie), found by bisection with the same engine; nullopt when nothing
+  /// is compared or `studied` does not win below `critical_search_limit_s`.
   std::optional<double> critical_delay_s;
   double critical_search_limit_s = 0;
   bool studied_compared = false;     ///< both `studied` and best_baseline exist
@@ -52,8 +59,8 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines = {});
 /// Human-readable report: the table, the critical delay, the recommendation.
 std::string advise_text(const AdviseResult& result);
 /// One JSON object: {topology, n, size_bytes, engine, start, arrival, trials, seed, mean_delay_s,
-/// ranking: [{algorithm, mean_time_s, p50_time_s, p99_time_s, speedup_vs_ring, rank_by_p99}],
-/// best, best_by_p99, best_baseline, critical_delay_s (null if none), critical_search_limit_s,
+/// ranking: [{algorithm, mean_time_s, p50_time_s, p99_time_s, speedup_vs_ring, rank_by_mean,
+/// rank_by_p99}], best, tied_best, best_by_p99, best_baseline, critical_delay_s (null if none), critical_search_limit_s,
 /// recommendation}.
 std::string advise_json(const AdviseResult& result);
 

@@ -15,6 +15,9 @@ class ArgParser {
  public:
   ArgParser(std::string command, std::string summary);
 
+  /// Names a program other than `collsim COMMAND` in usage and errors (the benchmarks).
+  ArgParser& program(std::string name);
+
   /// Declares an option taking a value. `alias` may be "" or a one-letter "-x" form.
   ArgParser& option(std::string name, std::string alias, std::string value_name, std::string help,
                     std::optional<std::string> default_value = std::nullopt);
@@ -45,6 +48,7 @@ class ArgParser {
   const Spec* find(std::string_view token) const;
 
   std::string command_, summary_;
+  std::string invocation_;  ///< what the user typed to run this parser: "collsim run", "collsim_bench_replay"
   std::vector<Spec> specs_;
   std::string positional_name_, positional_help_;
   bool positional_required_ = false;

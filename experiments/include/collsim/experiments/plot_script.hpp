@@ -20,4 +20,15 @@ int run_plot_script(const std::string& script, std::span<const std::string> args
 /// discarded, so a missing module costs the caller one line of explanation, not a traceback.
 bool plot_python_has_module(std::string_view module);
 
+/// Where a plot script's output goes when run by run_plot_script_logged.
+struct PlotOutput {
+  bool quiet = false;      ///< discard the script's standard output (`--quiet`)
+  std::string error_log;   ///< file that receives its standard error (a traceback is kept, not shown)
+};
+
+/// As run_plot_script, with the output routed per `output`. On failure `error` says why in one
+/// line, quoting the last line the script wrote to its error log (e.g. the exception).
+int run_plot_script_logged(const std::string& script, std::span<const std::string> args, const PlotOutput& output,
+                           std::string& error);
+
 }  // namespace collsim

@@ -1,0 +1,47 @@
+#include "collsim/experiments/output_path.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
+
+namespace collsim {
+namespace fs = std::filesystem;
+
+void check_output_file(const fs::path& path, std::string_view command, std::string_view option) {
+  const std::string shown = quote_excerpt(path.string(), 200);
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    throw ConfigError(fmt::format("{}: {} '{}' is a directory (give a file name)", command, option, shown));
+  }
+  const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (fs::exists(parent, ec) && !fs::is_directory(parent, ec)) {
+    throw ConfigError(fmt::format("{}: {} '{}': {}", command, option, shown, std::strerror(ENOTDIR)));
+  }
+  if (fs::is_directory(parent, ec) && ::access(parent.c_str(), W_OK | X_OK) != 0) {
+    throw ConfigError(fmt::format("{}: {} '{}': cannot write in '{}': {}", command, option, shown,
+                                  quote_excerpt(parent.string(), 200), std::strerror(errno)));
+  }
+}
+
+void prepare_output_dir(const fs::path& dir, std::string_view command, std::string_view option) {
+  const std::string shown = quote_excerpt(dir.string(), 200);
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+    throw ConfigError(fmt::format("{}: {} '{}' exists and is not a directory", command, option, shown));
+  }
+  fs::create_directories(dir, ec);
+  if (ec) {
+    throw ConfigError(fmt::format("{}: {} '{}': cannot create the directory: {}", command, option, shown, ec.message()));
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    throw ConfigError(fmt::format("{}: {} '{}': cannot write in it: {}", command, option, shown, std::strerror(errno)));
+  }
+}
+
+}  // namespace collsim

@@ -1,0 +1,24 @@
+// Short, safe excerpts of user input for error messages.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace collsim {
+
+/// At most `max_chars` characters of `text` for an error message to put between quotes: control
+/// characters (newlines, escapes, NULs) become '?' and a longer text is cut with "...". Why: an
+/// error must stay one readable line, and must not replay a whole file or a 100 KB argument to
+/// whoever reads the log.
+std::string quote_excerpt(std::string_view text, std::size_t max_chars = 40);
+
+/// Excerpt length for a YAML key: keys are short names, and a long "key" is usually the first
+/// line of a file that is not YAML at all (a password file given as a topology).
+inline constexpr std::size_t kKeyExcerptChars = 20;
+
+/// The message with control characters replaced and cut to `max_chars`: the last guard at the
+/// command-line boundary for any message that echoed input without quote_excerpt.
+std::string one_line_message(std::string_view message, std::size_t max_chars = 600);
+
+}  // namespace collsim

@@ -1,0 +1,293 @@
+// Issue 10 §5, defects 8-14: the CLI as a new user meets it (ties, directories, output paths,
+// out-of-range ranks, echoed input, plot failures, and the small ones).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "cli_test_support.hpp"
+#include "collsim/experiments/spec.hpp"
+#include "collsim/models/error.hpp"
+
+namespace collsim {
+namespace {
+
+namespace fs = std::filesystem;
+using test::CliRun;
+using test::run;
+
+// A fresh directory under the build tree's temporary area, removed by the destructor.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name)
+      : path_(fs::temp_directory_path() / fmt_name(name)) {
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+  fs::path write(const std::string& name, const std::string& text) const {
+    const fs::path file = path_ / name;
+    std::ofstream(file) << text;
+    return file;
+  }
+
+ private:
+  static std::string fmt_name(const std::string& name) { return "collsim_cli2_" + name + "_" + std::to_string(::getpid()); }
+  fs::path path_;
+};
+
+// Captures what the command writes to std::cerr (warnings that bypass run_cli's `err`).
+class CerrCapture {
+ public:
+  CerrCapture() : old_(std::cerr.rdbuf(buffer_.rdbuf())) {}
+  ~CerrCapture() { std::cerr.rdbuf(old_); }
+  std::string text() const { return buffer_.str(); }
+
+ private:
+  std::ostringstream buffer_;
+  std::streambuf* old_;
+};
+
+bool has_python_with_matplotlib() {
+  return fs::exists("/usr/bin/python3") && std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") == 0;
+}
+
+void expect_one_error_line(const CliRun& r, const std::string& must_contain) {
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.err.find("collsim: error: "), 0u) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "more than one line: " << r.err;
+  EXPECT_NE(r.err.find(must_contain), std::string::npos) << r.err;
+}
+
+const char* kTinySpec =
+    "name: tiny\n"
+    "algorithms: [ring, recursive_doubling]\n"
+    "n: [4]\n"
+    "sizes: [1MiB]\n"
+    "delays: [0, 1ms]\n"
+    "engine: replay\n";
+
+// ---- 8: a tie is a tie --------------------------------------------------------------------
+
+TEST(CliHardening, AdviseCallsATieATie) {
+  // At n = 2, stragglar and recursive_doubling run the same exchange: identical times.
+  const auto r = run({"advise", "-n", "2", "--size", "1GiB", "--delay", "5ms"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("faster than the best baseline"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("more than 0.0 ns"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tie"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("critical delay: none"), std::string::npos) << r.out;
+
+  const auto j = run({"advise", "-n", "2", "--size", "1GiB", "--delay", "5ms", "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_NE(j.out.find("\"tied_best\":[\"stragglar\",\"recursive_doubling\""), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"critical_delay_s\":null"), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"rank_by_mean\":1,\"rank_by_p99\":1},{\"algorithm\":\"recursive_doubling\""), std::string::npos)
+      << j.out;
+}
+
+TEST(CliHardening, AdviseStillNamesAClearWinner) {
+  const auto r = run({"advise", "-n", "8", "--size", "1GiB", "--delay", "5ms", "--algorithms", "stragglar,ring"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("Use stragglar:"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("tie"), std::string::npos) << r.out;
+}
+
+// ---- 9: directories and output paths ------------------------------------------------------
+
+TEST(CliHardening, ADirectoryGivenAsAnInputSaysSo) {
+  ScratchDir dir("inputdir");
+  const std::string d = dir.path().string();
+  expect_one_error_line(run({"run", d}), "is a directory");
+  expect_one_error_line(run({"advise", "--spec", d, "-n", "4", "--size", "1MiB"}), "is a directory");
+  expect_one_error_line(run({"calibrate", d}), "is a directory");
+  expect_one_error_line(run({"simulate", "--algo", "ring", "-n", "4", "--model", d}), "is a directory");
+  expect_one_error_line(run({"simulate", "--algo", "ring", "-n", "4", "--topology", d}), "is a directory");
+  expect_one_error_line(run({"simulate", "--algo", "ring", "-n", "4", "--trace", d}), "--trace");
+  expect_one_error_line(run({"simulate", "--algo", "ring", "-n", "4", "--trace", d}), "is a directory");
+}
+
+TEST(CliHardening, OutputDirectoryErrorsNameOutAndTheCause) {
+  ScratchDir dir("outdir");
+  const fs::path spec = dir.write("tiny.yaml", kTinySpec);
+  const fs::path file = dir.write("plain_file", "x");
+  const auto exists_as_file = run({"run", spec.string(), "--out", file.string(), "--no-plot"});
+  expect_one_error_line(exists_as_file, "--out");
+  EXPECT_NE(exists_as_file.err.find("not a directory"), std::string::npos) << exists_as_file.err;
+  const auto under_a_file = run({"run", spec.string(), "--out", (file / "sub").string(), "--no-plot"});
+  expect_one_error_line(under_a_file, "--out");
+  EXPECT_NE(under_a_file.err.find("Not a directory"), std::string::npos) << under_a_file.err;
+
+  const auto model_is_dir = run({"calibrate", COLLSIM_TEST_DATA_DIR "/nccl-tests/h100-nvswitch-4gpu-allgather.txt",
+                                 "--out", dir.path().string(), "--no-plot"});
+  expect_one_error_line(model_is_dir, "--out");
+  EXPECT_NE(model_is_dir.err.find("is a directory"), std::string::npos) << model_is_dir.err;
+}
+
+TEST(CliHardening, UnwritableOutputDirectorySaysPermissionDenied) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root may write anywhere; permission errors cannot be provoked";
+  ScratchDir dir("readonly");
+  const fs::path spec = dir.write("tiny.yaml", kTinySpec);
+  const fs::path locked = dir.path() / "locked";
+  fs::create_directories(locked);
+  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+  const auto r = run({"run", spec.string(), "--out", (locked / "out").string(), "--no-plot"});
+  fs::permissions(locked, fs::perms::owner_all);
+  expect_one_error_line(r, "--out");
+  EXPECT_NE(r.err.find("Permission denied"), std::string::npos) << r.err;
+}
+
+// ---- 11: verify with an out-of-range straggler ---------------------------------------------
+
+TEST(CliHardening, VerifyRejectsAStragglerOutsideN) {
+  const auto r = run({"verify", "--algo", "stragglar", "--n", "4", "--straggler", "5"});
+  expect_one_error_line(r, "--straggler 5");
+  EXPECT_EQ(run({"verify", "--algo", "stragglar", "--n", "4..6", "--straggler", "3"}).code, 0);
+}
+
+// ---- 12: short, sanitized excerpts of input in errors -------------------------------------
+
+TEST(CliHardening, ErrorsQuoteOnlyAShortExcerptOfFileContents) {
+  ScratchDir dir("secret");
+  const std::string secret = "root:$6$verysecretsaltvalue$longhashlonghashlonghash:19000:0:99999:7:::";
+  const fs::path file = dir.write("shadow", secret + "\ndaemon:*:19000:0:99999:7:::\n");
+  const auto r = run({"simulate", "--algo", "ring", "-n", "4", "--topology", file.string()});
+  expect_one_error_line(r, "unknown key");
+  EXPECT_EQ(r.err.find("verysecretsaltvalue"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("longhash"), std::string::npos) << r.err;
+}
+
+TEST(CliHardening, ErrorsQuoteOnlyAShortSanitizedExcerptOfArguments) {
+  const std::string huge(100'000, '7');
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"simulate", "--algo", "ring", "-n", "4", "--delay", huge + "parsecs"},
+           {"simulate", "--algo", huge, "-n", "4"},
+           {"schedule", "--algo", "ring", "-n", huge + "x"},
+           {"simulate", "--algo", "ring", "-n", "4", "--" + huge},
+           {huge}}) {
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_LT(r.err.size(), 700u) << r.err.substr(0, 200);
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1);
+  }
+  const auto control = run({"simulate", "--algo", "ring", "-n", "4", "--delay", "5\nms\x1b[31m"});
+  EXPECT_EQ(control.err.find('\x1b'), std::string::npos) << control.err;
+  EXPECT_EQ(control.err.find('\n'), control.err.size() - 1) << control.err;
+}
+
+// ---- 13: one rule when a plot fails --------------------------------------------------------
+
+TEST(CliHardening, RunKeepsResultsAndExits3WhenAPlotFails) {
+  ScratchDir dir("plotfail");
+  dir.write("broken_plot.py", "import sys\nprint('plot stdout line')\nraise RuntimeError('no figure today')\n");
+  const fs::path spec = dir.write("tiny.yaml", std::string(kTinySpec) + "plot: [broken_plot.py]\n");
+  const fs::path out = dir.path() / "out";
+  CerrCapture cerr;
+  testing::internal::CaptureStderr();
+  const auto r = run({"run", spec.string(), "--out", out.string(), "--quiet"});
+  const std::string child_stderr = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_TRUE(fs::exists(out / "results.csv"));
+  EXPECT_NE(cerr.text().find("collsim: warning: plot script"), std::string::npos) << cerr.text();
+  EXPECT_NE(cerr.text().find("RuntimeError: no figure today"), std::string::npos) << cerr.text();
+  EXPECT_EQ(child_stderr.find("Traceback"), std::string::npos) << child_stderr;
+  std::ifstream log(out / "broken_plot.plot.log");
+  std::stringstream text;
+  text << log.rdbuf();
+  EXPECT_NE(text.str().find("Traceback"), std::string::npos) << "the traceback is kept in the log";
+}
+
+TEST(CliHardening, CalibrateExits3WhenItsPlotFails) {
+  if (!has_python_with_matplotlib()) GTEST_SKIP() << "needs /usr/bin/python3 with matplotlib";
+  ScratchDir dir("calplot");
+  // A matplotlib that imports but has no pyplot: the availability check passes, the script fails.
+  fs::create_directories(dir.path() / "fake" / "matplotlib");
+  dir.write("fake/matplotlib/__init__.py", "");
+  const char* old = std::getenv("PYTHONPATH");
+  const std::string saved = old ? old : "";
+  ::setenv("PYTHONPATH", (dir.path() / "fake").c_str(), 1);
+  CerrCapture cerr;
+  testing::internal::CaptureStderr();
+  const auto r = run({"calibrate", COLLSIM_TEST_DATA_DIR "/nccl-tests/h100-nvswitch-4gpu-allgather.txt", "--out",
+                      (dir.path() / "model.yaml").string()});
+  const std::string child_stderr = testing::internal::GetCapturedStderr();
+  if (old) ::setenv("PYTHONPATH", saved.c_str(), 1); else ::unsetenv("PYTHONPATH");
+  EXPECT_EQ(r.code, 3) << r.err << r.out;
+  EXPECT_TRUE(fs::exists(dir.path() / "model.yaml"));
+  EXPECT_NE(cerr.text().find("collsim: warning: plot script calibration_fit.py failed"), std::string::npos)
+      << cerr.text();
+  EXPECT_EQ(child_stderr.find("Traceback"), std::string::npos) << child_stderr;
+}
+
+TEST(CliHardening, QuietSuppressesPlotOutput) {
+  ScratchDir dir("plotquiet");
+  dir.write("chatty_plot.py", "print('CHATTY PLOT OUTPUT')\n");
+  const fs::path spec = dir.write("tiny.yaml", std::string(kTinySpec) + "plot: [chatty_plot.py]\n");
+  testing::internal::CaptureStdout();
+  const auto quiet = run({"run", spec.string(), "--out", (dir.path() / "q").string(), "--quiet"});
+  const std::string quiet_out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_EQ(quiet_out.find("CHATTY PLOT OUTPUT"), std::string::npos) << quiet_out;
+  testing::internal::CaptureStdout();
+  const auto loud = run({"run", spec.string(), "--out", (dir.path() / "l").string()});
+  const std::string loud_out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(loud.code, 0) << loud.err;
+  EXPECT_NE(loud_out.find("CHATTY PLOT OUTPUT"), std::string::npos) << "the check above can fail: " << loud_out;
+}
+
+// ---- 14: the small ones --------------------------------------------------------------------
+
+TEST(CliHardening, VersionAndHelpCommand) {
+  const auto v = run({"--version"});
+  EXPECT_EQ(v.code, 0) << v.err;
+  EXPECT_EQ(v.out.find("collsim "), 0u) << v.out;
+  const auto h = run({"help", "run"});
+  EXPECT_EQ(h.code, 0) << h.err;
+  EXPECT_EQ(h.out, run({"run", "--help"}).out);
+  EXPECT_NE(h.out.find("usage: collsim run"), std::string::npos) << h.out;
+  EXPECT_EQ(run({"help", "frobnicate"}).code, 2);
+}
+
+TEST(CliHardening, SimulateJsonHiddenFractionIsNullWithoutDelay) {
+  const auto r = run({"simulate", "--algo", "ring", "-n", "4", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"hidden_delay_fraction\":null"), std::string::npos) << r.out;
+  const auto late = run({"simulate", "--algo", "ring", "-n", "4", "--delay", "1ms", "--json"});
+  EXPECT_EQ(late.out.find("\"hidden_delay_fraction\":null"), std::string::npos) << late.out;
+}
+
+TEST(CliHardening, SimulateJsonStragglerIsTheLatestRankAsInResultsCsv) {
+  // Rank 1 is listed first (the schedule's expected straggler) but rank 2 arrives last.
+  const auto r = run({"simulate", "--algo", "stragglar", "-n", "4", "--stragglers", "1:1ms,2:3ms", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"straggler\":2,\"expected_straggler\":1"), std::string::npos) << r.out;
+}
+
+TEST(CliHardening, ASecondYamlDocumentInASpecIsAnError) {
+  const std::string two = std::string(kTinySpec) + "---\nname: second\nalgorithms: [ring]\nn: [4]\n";
+  try {
+    parse_spec(two, "two.yaml", fs::current_path());
+    FAIL() << "a second document was ignored";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("second YAML document"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(parse_spec(std::string("---\n") + kTinySpec, "one.yaml", fs::current_path()));
+}
+
+TEST(CliHardening, DuplicateCalibrateInputsAreAnError) {
+  const std::string log = COLLSIM_TEST_DATA_DIR "/nccl-tests/h100-nvswitch-4gpu-allgather.txt";
+  const std::string same = COLLSIM_TEST_DATA_DIR "/nccl-tests/../nccl-tests/h100-nvswitch-4gpu-allgather.txt";
+  expect_one_error_line(run({"calibrate", log, same, "--no-plot"}), "given twice");
+}
+
+}  // namespace
+}  // namespace collsim
