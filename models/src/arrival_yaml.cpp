@@ -12,7 +12,7 @@
 #include "collsim/models/error.hpp"
 #include "collsim/models/units.hpp"
 #include "collsim/models/yaml_reader.hpp"
-#include "distribution_params.hpp"
+#include "collsim/models/distribution_params.hpp"
 
 namespace collsim {
 namespace {

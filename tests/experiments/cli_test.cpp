@@ -133,5 +133,22 @@ TEST(Cli, VerifyReportsPassedAndFailed) {
   EXPECT_NE(r.out.find("4 passed, 0 failed"), std::string::npos) << r.out;
 }
 
+// Issue 10 §5.3: simulate refuses link flags a model file or a topology file would override.
+TEST(Cli, SimulateOptionThatCannotApplyNamesBoth) {
+  const std::string model = std::string(COLLSIM_SOURCE_DIR) + "/configs/models/h100_nvswitch.yaml";
+  for (const std::string flag : {"--alpha", "--bandwidth"}) {
+    const std::string value = flag == "--alpha" ? "1ms" : "100GBps";
+    const auto with_model = run({"simulate", "--algo", "ring", "-n", "4", "--model", model, flag, value});
+    EXPECT_EQ(with_model.code, 2);
+    EXPECT_NE(with_model.err.find("--model or " + flag), std::string::npos) << with_model.err;
+    const auto with_file = run({"simulate", "--algo", "ring", "-n", "8", "--topology", "dgx1", flag, value});
+    EXPECT_EQ(with_file.code, 2);
+    EXPECT_NE(with_file.err.find(flag + " applies only to --topology nvswitch or full_mesh"), std::string::npos)
+        << with_file.err;
+    EXPECT_NE(with_file.err.find("dgx1"), std::string::npos) << with_file.err;
+  }
+  EXPECT_EQ(run({"simulate", "--algo", "ring", "-n", "8", "--topology", "dgx1", "--gamma", "0"}).code, 0);
+}
+
 }  // namespace
 }  // namespace collsim
