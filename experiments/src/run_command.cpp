@@ -33,7 +33,9 @@ int run_command(const Args& args, std::ostream& out) {
       .option("out", "-o", "DIR", "output directory (default: results/<spec name>)")
       .flag("quiet", "no progress and no summary table")
       .flag("no-resume", "ignore a checkpoint of an earlier interrupted run")
-      .flag("no-plot", "do not run the spec's plot scripts")
+      .flag("no-plot", "do not run the spec's plot scripts (nor check that they exist)")
+      .option("plot-timeout", "", "TIME", "stop a plot script that runs longer (the results are kept)",
+              fmt::format("{:g}s", kPlotTimeout_s))
       .flag("dry-run", "check the spec and resolve every point (topologies, engines), print the counts, write nothing");
   if (!parser.parse(args)) {
     out << parser.help();
@@ -46,7 +48,11 @@ int run_command(const Args& args, std::ostream& out) {
   const bool root = split->rank() == 0;
   const bool quiet = parser.flag_set("quiet");
 
-  ExperimentSpec spec = load_spec(parser.positionals().front());
+  const double plot_timeout_s = parse_duration_s(parser.get("plot-timeout"), "--plot-timeout");
+  if (!(plot_timeout_s > 0)) throw ConfigError("run: --plot-timeout must be positive");
+  ExperimentSpec spec = load_spec(parser.positionals().front(), !parser.flag_set("no-plot"));
+  const std::filesystem::path dir =
+      output_dir_option(parser.get_optional("out").value_or("results/" + spec.name), "run", "--out");
   const SweepGrid grid(spec);
   if (parser.flag_set("dry-run")) {
     const StudyPlan plan = plan_study(grid);
@@ -59,7 +65,6 @@ int run_command(const Args& args, std::ostream& out) {
     }
     return 0;
   }
-  const std::filesystem::path dir = parser.get_optional("out").value_or("results/" + spec.name);
 
   if (root) {
     remove_stale_temporaries(dir);
@@ -123,7 +128,7 @@ int run_command(const Args& args, std::ostream& out) {
     out.flush();
     std::string error;
     const std::string dir_arg = dir.string();
-    const int rc = run_plot_script(script, std::span(&dir_arg, 1), error);
+    const int rc = run_plot_script(script, std::span(&dir_arg, 1), error, plot_timeout_s);
     if (rc != 0) {
       // The results are complete and kept; only the figure is missing.
       std::cerr << fmt::format("collsim: plot script {} failed ({}); the results in {} are complete\n", script,

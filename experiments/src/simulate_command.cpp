@@ -73,6 +73,7 @@ int simulate_command(const Args& args, std::ostream& out) {
   config.size_bytes = parse_size_bytes(parser.get("size"), "--size");
   config.start = parse_start_mode(parser.get("start"), "simulate: --start");
   config.record_trace = parser.has("trace");
+  if (auto t = parser.get_optional("trace")) output_file_option(*t, "simulate", "--trace");
   const auto seed = parse_unsigned(parser.get("seed"), "--seed");
 
   // A flag that cannot apply is an error naming both, never silently ignored.

@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <sstream>
 #include "cli_test_support.hpp"
+#include "test_support.hpp"
 
 namespace collsim {
 namespace {
@@ -148,6 +151,58 @@ TEST(Cli, SimulateOptionThatCannotApplyNamesBoth) {
     EXPECT_NE(with_file.err.find("dgx1"), std::string::npos) << with_file.err;
   }
   EXPECT_EQ(run({"simulate", "--algo", "ring", "-n", "8", "--topology", "dgx1", "--gamma", "0"}).code, 0);
+}
+
+// Issue 10 §5.7: a hanging plot script is stopped after --plot-timeout and reported (the results
+// stay), and --no-plot does not even look for the script.
+TEST(Cli, RunStopsAHangingPlotScriptAndNoPlotSkipsIt) {
+  test::TempDir dir;
+  std::ofstream(dir.path() / "hang.py") << "import time\ntime.sleep(120)\n";
+  const std::string body = "algorithms: [ring]\nn: 4\nsizes: [1MiB]\n";
+  std::ofstream(dir.path() / "hang.yaml") << "name: hang\n" << body << "plot: hang.py\n";
+  std::ofstream(dir.path() / "gone.yaml") << "name: gone\n" << body << "plot: no_such_script.py\n";
+  const auto out = (dir.path() / "out").string();
+  // `run` reports plot failures on std::cerr (the results are complete): capture it.
+  std::ostringstream plot_err;
+  std::streambuf* const saved = std::cerr.rdbuf(plot_err.rdbuf());
+  const auto hung = run({"run", (dir.path() / "hang.yaml").string(), "--out", out, "--quiet", "--plot-timeout", "1s"});
+  std::cerr.rdbuf(saved);
+  EXPECT_EQ(hung.code, 1) << hung.err;
+  EXPECT_NE(plot_err.str().find("timed out after 1 s"), std::string::npos) << plot_err.str();
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "out" / "results.csv"));
+
+  const auto missing = run({"run", (dir.path() / "gone.yaml").string(), "--out", out + "2", "--quiet"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("no_such_script.py"), std::string::npos) << missing.err;
+  const auto skipped = run({"run", (dir.path() / "gone.yaml").string(), "--out", out + "2", "--quiet", "--no-plot"});
+  EXPECT_EQ(skipped.code, 0) << skipped.err;
+}
+
+// Issue 10 §5.4: output paths. A missing parent directory is an error (nothing is created), an
+// empty path is an error naming the option; only `run --out` creates its directory.
+TEST(Cli, OutputPathsAreCheckedNotCreated) {
+  test::TempDir dir;
+  const std::string missing = (dir.path() / "no" / "such").string();
+  const auto trace = run({"simulate", "--algo", "ring", "-n", "4", "--trace", missing + "/t.json"});
+  EXPECT_EQ(trace.code, 2);
+  EXPECT_NE(trace.err.find("--trace"), std::string::npos) << trace.err;
+  EXPECT_NE(trace.err.find("does not exist"), std::string::npos) << trace.err;
+  const auto empty_trace = run({"simulate", "--algo", "ring", "-n", "4", "--trace", ""});
+  EXPECT_EQ(empty_trace.code, 2);
+  EXPECT_NE(empty_trace.err.find("--trace needs a file name"), std::string::npos) << empty_trace.err;
+  const std::string log = std::string(COLLSIM_TEST_DATA_DIR) + "/nccl-tests/h100-8gpu-allreduce-nvidia-exemplar.txt";
+  const auto calibrate = run({"calibrate", log, "--out", missing + "/x.yaml", "--no-plot"});
+  EXPECT_EQ(calibrate.code, 2);
+  EXPECT_NE(calibrate.err.find("--out"), std::string::npos) << calibrate.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "no"));
+
+  const std::string spec = std::string(COLLSIM_TEST_DATA_DIR) + "/experiments/mpi_small.yaml";
+  const auto empty_out = run({"run", spec, "--out", "", "--quiet"});
+  EXPECT_EQ(empty_out.code, 2);
+  EXPECT_NE(empty_out.err.find("--out needs a directory"), std::string::npos) << empty_out.err;
+  const auto created = run({"run", spec, "--out", missing, "--quiet", "--no-plot"});
+  EXPECT_EQ(created.code, 0) << created.err;
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(missing) / "results.csv"));
 }
 
 }  // namespace
