@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -23,6 +24,21 @@
 #include "collsim/models/units.hpp"
 
 namespace collsim {
+namespace {
+
+// Estimates are rough: print them with a unit a person reads at a glance.
+std::string rough_duration(double s) { return s >= 3600 ? fmt::format("{:.1f} h", s / 3600) : format_duration(s); }
+std::string rough_size(double bytes) {
+  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  std::size_t u = 0;
+  while (bytes >= 1024 && u + 1 < std::size(kUnits)) {
+    bytes /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.1f} {}", bytes, kUnits[u]);
+}
+
+}  // namespace
 
 int run_command(const Args& args, std::ostream& out) {
   ArgParser parser("run",
@@ -62,6 +78,10 @@ int run_command(const Args& args, std::ostream& out) {
                          spec.name, plan.points, plan.active_points, spec.trials, spec.trials == 1 ? "" : "s",
                          plan.runs, plan.work_units, plan.topologies, plan.topologies == 1 ? "y" : "ies",
                          fmt::join(plan.engines, ", "), spec.plots.size(), spec.plots.size() == 1 ? "" : "s");
+      out << fmt::format("estimated: {} runs, CPU time {} (rough; more on congested fabrics), checkpoint journal "
+                         "up to {}, largest schedule {}\n",
+                         plan.runs, rough_duration(plan.cpu_s), rough_size(plan.journal_bytes),
+                         rough_size(plan.max_schedule_bytes));
     }
     return 0;
   }

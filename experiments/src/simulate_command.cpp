@@ -10,6 +10,7 @@
 #include "collsim/experiments/args.hpp"
 #include "collsim/experiments/arrival_flags.hpp"
 #include "collsim/experiments/commands.hpp"
+#include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/models/arrival.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/json.hpp"
@@ -57,6 +58,8 @@ int simulate_command(const Args& args, std::ostream& out) {
       .option("engine", "", "NAME", "closed_form, replay, simgrid or auto (= replay, which models every topology)", "replay")
       .option("pipeline-chunks", "", "K", "trees: pipeline depth in chunks (0 = default)", "0")
       .option("trace", "", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
+      .option("max-schedule-memory", "", "SIZE", "refuse an -n whose schedule is estimated to need more memory",
+              format_size(kDefaultScheduleMemoryLimit_bytes))
       .flag("json", "print one JSON object instead of a table");
   // --straggler is also the rank schedules are built for (default: the first late rank, else n-1).
   declare_arrival_flags(parser);
@@ -108,6 +111,17 @@ int simulate_command(const Args& args, std::ostream& out) {
   if (!options.straggler && !arrivals.expected_stragglers.empty()) options.straggler = arrivals.expected_stragglers.front();
 
   auto engine = make_engine(resolve_engine_name(parser.get("engine")));
+  // Estimated before generating: a mistyped -n must fail at once, naming -n, not grow to
+  // gigabytes and end in "out of memory".
+  const double memory_limit_bytes = parse_size_bytes(parser.get("max-schedule-memory"), "--max-schedule-memory");
+  if (const auto transfers = estimate_transfers(parser.get("algo"), options)) {
+    if (const double bytes = schedule_bytes(*transfers); bytes > memory_limit_bytes) {
+      throw ConfigError(fmt::format("simulate: -n {} makes {} schedule of about {:.3g} transfers, {:.1f} GiB (estimated), "
+                                    "above --max-schedule-memory {}; lower -n or raise --max-schedule-memory",
+                                    options.n, parser.get("algo"), *transfers, bytes / (1024.0 * 1024 * 1024),
+                                    parser.get("max-schedule-memory")));
+    }
+  }
   const Schedule schedule = generate_schedule(parser.get("algo"), options);
   // Per-rank idle times need the transfer trace; keep it for JSON output unless it would be huge.
   constexpr std::size_t kMaxTracedTransfers = 4'000'000;

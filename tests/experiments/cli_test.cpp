@@ -205,5 +205,28 @@ TEST(Cli, OutputPathsAreCheckedNotCreated) {
   EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(missing) / "results.csv"));
 }
 
+// Issue 10 §5.6: the schedule's memory is estimated before generating it; too much is an error
+// naming -n, the estimate and the override.
+TEST(Cli, SimulateRefusesAScheduleTooLargeBeforeGeneratingIt) {
+  const auto r = run({"simulate", "--algo", "stragglar", "-n", "2000", "--max-schedule-memory", "1MiB"});
+  EXPECT_EQ(r.code, 2);
+  for (const char* part : {"-n 2000", "stragglar", "GiB (estimated)", "--max-schedule-memory 1MiB"}) {
+    EXPECT_NE(r.err.find(part), std::string::npos) << part << " in " << r.err;
+  }
+  EXPECT_EQ(run({"simulate", "--algo", "ring", "-n", "600", "--max-schedule-memory", "64MiB"}).code, 0);
+}
+
+// Issue 10 §5.6: --dry-run prints the runs, CPU time and journal size a study would take.
+TEST(Cli, DryRunEstimatesRunsCpuTimeAndJournal) {
+  test::TempDir dir;
+  const auto spec = dir.path() / "big.yaml";
+  std::ofstream(spec) << "name: big\nalgorithms: [stragglar]\nn: 64\ntrials: 100000000\n";
+  const auto r = run({"run", spec.string(), "--dry-run"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("estimated: 200000000 runs, CPU time "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" h (rough"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GiB, largest schedule"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace collsim
