@@ -243,7 +243,7 @@ std::string resolved_yaml(const ExperimentSpec& spec) {
   for (Rank n : spec.n) out << n;
   out << YAML::EndSeq;
   out << YAML::Key << "sizes" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-  for (double s : spec.sizes_bytes) out << number(s);
+  for (double s : spec.sizes_bytes) out << number(s) + "B";
   out << YAML::EndSeq << YAML::Comment("bytes");
   out << YAML::Key << "topology" << YAML::Value << YAML::Flow << YAML::BeginSeq;
   for (const auto& t : spec.topologies) out << t.spec;
@@ -259,9 +259,9 @@ std::string resolved_yaml(const ExperimentSpec& spec) {
       out << YAML::Comment(fmt::format("single fit: alpha {} s, bandwidth {} B/s, gamma {} s/B", number(spec.link.latency_s),
                                        number(spec.link.bandwidth_Bps), number(spec.link.gamma_s_per_byte)));
     } else {
-      out << YAML::Key << "alpha" << YAML::Value << number(spec.link.latency_s);
-      out << YAML::Key << "bandwidth" << YAML::Value << number(spec.link.bandwidth_Bps);
-      out << YAML::Key << "gamma" << YAML::Value << number(spec.link.gamma_s_per_byte);
+      out << YAML::Key << "alpha" << YAML::Value << number(spec.link.latency_s) + "s";
+      out << YAML::Key << "bandwidth" << YAML::Value << number(spec.link.bandwidth_Bps) + "Bps";
+      out << YAML::Key << "gamma" << YAML::Value << number(spec.link.gamma_s_per_byte) + "s";
     }
     out << YAML::EndMap;
   }
@@ -269,7 +269,7 @@ std::string resolved_yaml(const ExperimentSpec& spec) {
                                      [](const ArrivalChoice& a) { return a.last_rank_straggler; });
   if (shorthand) {
     out << YAML::Key << "delays" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (const auto& a : spec.arrivals) out << number(a.delay_s.value_or(0.0));
+    for (const auto& a : spec.arrivals) out << number(a.delay_s.value_or(0.0)) + "s";
     out << YAML::EndSeq << YAML::Comment("seconds; one straggler, rank n-1");
   } else {
     out << YAML::Key << "arrival" << YAML::Value << YAML::BeginSeq;

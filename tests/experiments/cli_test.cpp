@@ -228,5 +228,28 @@ TEST(Cli, DryRunEstimatesRunsCpuTimeAndJournal) {
   EXPECT_NE(r.out.find("GiB, largest schedule"), std::string::npos) << r.out;
 }
 
+// Issue 10 §5.5: the reported inputs are refused with a message naming the option and value.
+TEST(Cli, UnitsRequiredIntegerBytesAndSaneRange) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--bandwidth", "450"}, "--bandwidth: '450' needs a unit"},
+      {{"--size", "1.5B"}, "--size: size '1.5B' is 1.5 bytes, not a whole number of bytes"},
+      {{"--delay", "1e300s"}, "--delay: duration '1e300s' is longer than 3600 s"},
+      {{"--delay", "1e10s"}, "--delay: duration '1e10s' is longer than 3600 s"},
+  };
+  for (const auto& [flags, expected] : cases) {
+    std::vector<std::string> args{"simulate", "--algo", "ring", "-n", "4"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 2) << flags[0];
+    EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+  }
+  // A config.resolved.yaml is written with units, so `collsim run` on it still works.
+  test::TempDir dir;
+  const std::string spec = std::string(COLLSIM_TEST_DATA_DIR) + "/experiments/good.yaml";
+  ASSERT_EQ(run({"run", spec, "--out", dir.path().string(), "--quiet", "--no-plot"}).code, 0);
+  const auto again = run({"run", (dir.path() / "config.resolved.yaml").string(), "--dry-run"});
+  EXPECT_EQ(again.code, 0) << again.err;
+}
+
 }  // namespace
 }  // namespace collsim

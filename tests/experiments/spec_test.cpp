@@ -168,7 +168,7 @@ TEST(SpecErrors, BadValues) {
 TEST(SpecErrors, DuplicatesInAnAxis) {
   expect_error("name: t\nalgorithms: [ring, ring]\nn: 4\n", {"algorithms[1]", "line 2", "twice"});
   expect_error("name: t\nalgorithms: [ring]\nn: [4, 8, 4]\n", {"n[2]", "line 3", "twice"});
-  expect_error(kMinimal + "sizes: [1MiB, 1048576]\n", {"sizes[1]", "line 4", "twice"});
+  expect_error(kMinimal + "sizes: [1MiB, 1048576B]\n", {"sizes[1]", "line 4", "twice"});
 }
 
 // Issue 10 §5.1: values are compared after unit parsing on every axis, arrival models included
