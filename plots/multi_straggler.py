@@ -2,7 +2,8 @@
 """Study 5: completion time with k = 1..4 late ranks.
 
 Reads RESULTS_DIR/results.csv of configs/experiments/multi_straggler.yaml, whose arrival models
-are labelled "k<K>_<pattern>" (e.g. k2_equal, k3_staggered), and writes multi_straggler.png/.svg:
+are labelled "k<K>_<pattern>" (e.g. k2_equal, k3_staggered; a plain "k<K>" such as k1, one late
+rank, belongs to every pattern), and writes multi_straggler.png/.svg:
 one row per delay pattern, one column per n; completion time (delay included) against k for
 every algorithm, and StragglAR's speedup over the best other algorithm in each panel's title.
 """
@@ -17,10 +18,10 @@ PATTERN_NOTE = {"equal": "every straggler equally late", "staggered": "later str
 
 
 def parse_label(label):
-    match = re.fullmatch(r"k(\d+)_(\w+)", label)
+    match = re.fullmatch(r"k(\d+)(?:_(\w+))?", label)
     if not match:
         return None
-    return int(match.group(1)), match.group(2)
+    return int(match.group(1)), match.group(2)  # pattern None: shared by every pattern
 
 
 def main():
@@ -34,8 +35,12 @@ def main():
         sys.exit("multi_straggler: no arrival labelled k<K>_<pattern> in the results")
     for r in rows:
         r["k"], r["pattern"] = parse_label(r["arrival"])
+    patterns = list(dict.fromkeys(r["pattern"] for r in rows if r["pattern"] is not None)) or ["all"]
+    # One straggler is the same arrival in every pattern: the spec lists it once (a value listed
+    # twice in a sweep axis is an error), the plot shows it in each pattern's row.
+    rows = [r for r in rows if r["pattern"] is not None] + [
+        dict(r, pattern=p) for r in rows if r["pattern"] is None for p in patterns]
     ns = sorted({r["n"] for r in rows})
-    patterns = list(dict.fromkeys(r["pattern"] for r in rows))
     sizes = sorted({r["size_bytes"] for r in rows})
     topologies = sorted({r["topology"] for r in rows})
     starts = sorted({r["start"] for r in rows})

@@ -1,7 +1,6 @@
 // `collsim advise`: rank the algorithms for one topology, size and arrival model, and say which
 // one to use.
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <ostream>
@@ -9,9 +8,8 @@
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/experiments/advise.hpp"
 #include "collsim/experiments/args.hpp"
+#include "collsim/experiments/arrival_flags.hpp"
 #include "collsim/experiments/commands.hpp"
-#include "collsim/models/arrival_cli.hpp"
-#include "collsim/models/arrival_yaml.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/model_file.hpp"
 #include "collsim/models/units.hpp"
@@ -42,49 +40,6 @@ std::vector<std::string> split_names(const std::string& text) {
   return names;
 }
 
-// The arrival model from the flags, or nullopt when no arrival flag was given.
-std::optional<ArrivalChoice> arrival_from_flags(const ArgParser& p, Rank n) {
-  const bool any = p.get_optional("arrival") || p.get_optional("stragglers") || p.get_optional("distribution") ||
-                   p.get_optional("delay") || p.get_optional("straggler") || p.get_optional("jitter") ||
-                   p.get_optional("persistence");
-  if (!any) return std::nullopt;
-  ArrivalChoice choice;
-  if (auto text = p.get_optional("arrival")) {
-    for (const char* other : {"stragglers", "distribution", "delay", "straggler"}) {
-      if (p.get_optional(other)) throw ConfigError(fmt::format("advise: give either --arrival or --{}, not both", other));
-    }
-    YAML::Node node;
-    try {
-      node = YAML::Load(*text);
-    } catch (const YAML::ParserException& e) {
-      throw ConfigError(fmt::format("advise: --arrival is not valid YAML: {}", e.msg));
-    }
-    choice.model = parse_arrival_yaml(node, "--arrival", n, std::filesystem::current_path());
-  } else {
-    std::optional<DelayDistribution> delay;
-    if (auto d = p.get_optional("distribution")) delay = parse_distribution_cli(*d, "--distribution");
-    if (auto d = p.get_optional("delay")) {
-      if (delay) throw ConfigError("advise: give either --delay or --distribution, not both");
-      delay = DelayDistribution::constant(parse_duration_s(*d, "--delay"), "--delay");
-    }
-    choice.model.model = ArrivalModel::Stragglers;
-    if (auto list = p.get_optional("stragglers")) {
-      if (p.get_optional("straggler")) throw ConfigError("advise: give either --stragglers or --straggler, not both");
-      choice.model.stragglers = parse_stragglers_cli(*list, delay, "--stragglers");
-    } else {
-      const Rank rank = p.get_optional("straggler")
-                            ? static_cast<Rank>(parse_unsigned(*p.get_optional("straggler"), "--straggler"))
-                            : n - 1;
-      choice.model.stragglers.push_back({rank, delay.value_or(DelayDistribution())});
-    }
-  }
-  if (auto j = p.get_optional("jitter")) choice.model.jitter = parse_distribution_cli(*j, "--jitter");
-  if (auto pr = p.get_optional("persistence")) choice.model.persistence = parse_probability(*pr, "--persistence");
-  choice.model.validate(n, "advise arrival");
-  choice.label = choice.model.describe();
-  return choice;
-}
-
 }  // namespace
 
 int advise_command(const Args& args, std::ostream& out) {
@@ -99,13 +54,6 @@ int advise_command(const Args& args, std::ostream& out) {
       .option("bandwidth", "", "BW", "nvswitch/full_mesh: per-GPU bandwidth per direction (default 450GiBps)")
       .option("gamma", "", "TIME_PER_BYTE", "reduction cost in seconds per byte (default 0)")
       .option("model", "", "FILE", "fitted link model file (instead of --alpha/--bandwidth/--gamma)")
-      .option("delay", "", "TIME", "constant delay of the straggler (default 0)")
-      .option("straggler", "", "RANK", "the late rank (default n-1)")
-      .option("distribution", "", "DIST", "straggler delay distribution, e.g. lognormal:median=6.97ms,mean=9.5ms")
-      .option("stragglers", "", "LIST", "several stragglers, e.g. 3:5ms,7:2ms")
-      .option("jitter", "", "DIST", "delay added independently to every rank, e.g. uniform:min=0,max=20us")
-      .option("persistence", "", "P", "probability that the straggler keeps its identity between iterations")
-      .option("arrival", "", "YAML", "arrival model as inline YAML, e.g. '{model: stragglers, rank: 7, delay: 5ms}'")
       .option("spec", "", "FILE", "take the arrival model, link and defaults from an experiment spec")
       .option("algorithms", "", "LIST", "comma-separated algorithms to compare (default: all supporting n)")
       .option("engine", "", "NAME", "replay, closed_form, simgrid or auto (= replay; default replay)")
@@ -113,6 +61,7 @@ int advise_command(const Args& args, std::ostream& out) {
       .option("trials", "", "K", "Monte Carlo trials (default 1 for fixed delays, 200 for random ones)")
       .option("seed", "", "X", "seed of the random draws (default 1)")
       .flag("json", "print one JSON object instead of the table");
+  declare_arrival_flags(parser);
   if (!parser.parse(args)) {
     out << parser.help();
     return 0;
@@ -160,17 +109,25 @@ int advise_command(const Args& args, std::ostream& out) {
   if (auto a = parser.get_optional("alpha")) spec.link.latency_s = parse_duration_s(*a, "--alpha");
   if (auto b = parser.get_optional("bandwidth")) spec.link.bandwidth_Bps = parse_bandwidth_Bps(*b, "--bandwidth");
   if (auto g = parser.get_optional("gamma")) spec.link.gamma_s_per_byte = parse_duration_s(*g, "--gamma");
+  for (const char* flag : {"alpha", "bandwidth", "gamma"}) {
+    if (parser.get_optional(flag) && !topology_uses_link(spec.topologies.front().spec)) {
+      throw ConfigError(fmt::format("advise: --{} applies only to --topology nvswitch or full_mesh, not topology "
+                                    "'{}' (it sets its own links)", flag, spec.topologies.front().label));
+    }
+  }
   if (parser.get_optional("alpha") || parser.get_optional("bandwidth") || parser.get_optional("gamma")) {
     spec.link_model.reset();
     spec.link_model_file.clear();
   }
   if (auto e = parser.get_optional("engine")) spec.engines = {*e};
   if (auto s = parser.get_optional("start")) {
-    if (*s != "eager" && *s != "barrier") throw ConfigError(fmt::format("advise: --start '{}' is not one of eager, barrier", *s));
-    spec.starts = {*s == "eager" ? StartMode::Eager : StartMode::Barrier};
+    spec.starts = {parse_start_mode(*s, "advise: --start")};
   }
-  if (auto choice = arrival_from_flags(parser, spec.n.front())) {
-    spec.arrivals = {*choice};
+  if (auto model = arrival_from_flags(parser, spec.n.front(), "advise")) {
+    ArrivalChoice choice;
+    choice.model = std::move(*model);
+    choice.label = choice.model.describe();
+    spec.arrivals = {std::move(choice)};
   } else if (spec.arrivals.empty()) {
     ArrivalChoice none;
     none.label = "fixed_delay";
@@ -178,6 +135,19 @@ int advise_command(const Args& args, std::ostream& out) {
     none.last_rank_straggler = true;
     spec.arrivals = {none};
   }
+  // A study sweeps; advise answers for one point. An axis the flags left with several values
+  // names the flag that picks one (the README's `--spec smoke.yaml` example gives --delay).
+  const auto require_one = [](std::size_t count, std::string_view key, std::string_view flags) {
+    if (count > 1) {
+      throw ConfigError(fmt::format("advise: the spec sweeps {} values of '{}'; pick one with {}", count, key, flags));
+    }
+  };
+  require_one(spec.n.size(), "n", "-n");
+  require_one(spec.sizes_bytes.size(), "sizes", "--size");
+  require_one(spec.topologies.size(), "topology", "--topology");
+  require_one(spec.engines.size(), "engine", "--engine");
+  require_one(spec.starts.size(), "start", "--start");
+  require_one(spec.arrivals.size(), "delays/arrival", "--delay, --distribution, --stragglers or --arrival");
   if (auto k = parser.get_optional("trials")) {
     const auto value = parse_unsigned(*k, "--trials");
     if (value < 1 || value > 100'000'000) throw ConfigError(fmt::format("advise: --trials {} is not in 1..100000000", value));

@@ -1,9 +1,12 @@
 #include "collsim/experiments/args.hpp"
 
+#include "collsim/experiments/output_path.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 
 #include "collsim/models/error.hpp"
 #include "collsim/models/quote.hpp"
@@ -124,6 +127,28 @@ std::string ArgParser::help() const {
                         s.default_value ? fmt::format(" (default: {})", *s.default_value) : "");
   }
   text += fmt::format("  {:<28} {}\n", "-h, --help", "show this help");
+  return text;
+}
+
+std::string output_file_option(const std::string& text, std::string_view command, std::string_view option) {
+  namespace fs = std::filesystem;
+  if (text.empty()) throw ConfigError(fmt::format("{}: {} needs a file name (got an empty path)", command, option));
+  std::error_code ec;
+  const fs::path parent = fs::path(text).parent_path();
+  if (!parent.empty() && !fs::exists(parent, ec)) {
+    throw ConfigError(fmt::format("{}: {} '{}': directory '{}' does not exist (collsim does not create it)", command,
+                                  option, quote_excerpt(text, 200), quote_excerpt(parent.string(), 200)));
+  }
+  check_output_file(text, command, option);  // a directory, a parent that is a file, no write permission
+  return text;
+}
+
+std::string output_dir_option(const std::string& text, std::string_view command, std::string_view option) {
+  if (text.empty()) throw ConfigError(fmt::format("{}: {} needs a directory (got an empty path)", command, option));
+  std::error_code ec;
+  if (std::filesystem::exists(text, ec) && !std::filesystem::is_directory(text, ec)) {
+    throw ConfigError(fmt::format("{}: {} '{}' exists and is not a directory", command, option, text));
+  }
   return text;
 }
 

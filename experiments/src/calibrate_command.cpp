@@ -120,15 +120,13 @@ int calibrate_command(const Args& args, std::ostream& out) {
   if (auto v = parser.get_optional("collective")) options.collective = parse_collective(*v, "--collective");
   if (auto v = parser.get_optional("nranks")) options.nranks = static_cast<std::uint32_t>(parse_unsigned(*v, "--nranks"));
   if (auto v = parser.get_optional("name")) options.name = *v;
-  if (auto v = parser.get_optional("out")) options.out_model = *v;
-  if (auto v = parser.get_optional("csv")) options.out_csv = *v;
+  if (auto v = parser.get_optional("out")) options.out_model = output_file_option(*v, "calibrate", "--out");
+  if (auto v = parser.get_optional("csv")) options.out_csv = output_file_option(*v, "calibrate", "--csv");
   options.command = "collsim calibrate";
   for (const auto& a : args) options.command += " " + a;
 
   std::vector<std::filesystem::path> files(parser.positionals().begin(), parser.positionals().end());
   reject_duplicate_inputs(files);
-  if (!options.out_model.empty()) check_output_file(options.out_model, "calibrate", "--out");
-  if (!options.out_csv.empty()) check_output_file(options.out_csv, "calibrate", "--csv");
   const CalibrationReport report = run_calibration(files, options);
   out << format_calibration_report(report);
   return parser.flag_set("no-plot") ? 0 : plot_fit(report, out);

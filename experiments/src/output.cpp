@@ -189,6 +189,10 @@ void write_study_outputs(const std::filesystem::path& dir, const SweepGrid& grid
   // Build everything first: an error in any file then leaves no new file behind.
   const std::string contents[] = {results_csv(grid, result), summary_csv(grid, result), timing_csv(grid, result),
                                   resolved_yaml(grid.spec())};
+  // The output directory is the one thing collsim creates (README: `run --out` may create it).
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw ConfigError(fmt::format("cannot create the output directory '{}': {}", dir.string(), ec.message()));
   for (std::size_t i = 0; i < std::size(kResultFiles); ++i) {
     write_file_atomically((dir / kResultFiles[i]).string(), contents[i]);
   }

@@ -5,8 +5,11 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <csignal>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -18,10 +21,10 @@ extern "C" char** environ;
 namespace collsim {
 namespace {
 
-// Spawns argv[0] with argv and waits; stderr goes to /dev/null when `quiet`, or to `stderr_file`
-// when given; stdout to /dev/null when `quiet_stdout`.
-int spawn_and_wait(std::vector<std::string> args, bool quiet, std::string& error, bool quiet_stdout = false,
-                   const std::string& stderr_file = {}) {
+// Spawns argv[0] with argv and waits at most timeout_s (then kills it); stderr goes to
+// /dev/null when `quiet`, or to `stderr_file` when given; stdout to /dev/null when `quiet_stdout`.
+int spawn_and_wait(std::vector<std::string> args, bool quiet, std::string& error, double timeout_s,
+                   bool quiet_stdout = false, const std::string& stderr_file = {}) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -39,12 +42,25 @@ int spawn_and_wait(std::vector<std::string> args, bool quiet, std::string& error
     error = fmt::format("cannot start {}: {}", args[0], std::strerror(rc));
     return -1;
   }
+  // Poll rather than block: a script that hangs (a GUI backend waiting for a window, a
+  // stuck file system) must not hang the study that already wrote its results.
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (true) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) {
       error = fmt::format("waiting for {} failed: {}", args[0], std::strerror(errno));
       return -1;
     }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      error = fmt::format("timed out after {:g} s and was stopped", timeout_s);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   error = "killed by a signal";
@@ -57,17 +73,18 @@ std::string plot_python() {
   return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 }
 
-int run_plot_script(const std::string& script, std::span<const std::string> args, std::string& error) {
+int run_plot_script(const std::string& script, std::span<const std::string> args, std::string& error,
+                    double timeout_s) {
   std::vector<std::string> argv{plot_python(), script};
   argv.insert(argv.end(), args.begin(), args.end());
-  return spawn_and_wait(std::move(argv), false, error);
+  return spawn_and_wait(std::move(argv), false, error, timeout_s);
 }
 
 int run_plot_script_logged(const std::string& script, std::span<const std::string> args, const PlotOutput& output,
                            std::string& error) {
   std::vector<std::string> argv{plot_python(), script};
   argv.insert(argv.end(), args.begin(), args.end());
-  const int rc = spawn_and_wait(std::move(argv), false, error, output.quiet, output.error_log);
+  const int rc = spawn_and_wait(std::move(argv), false, error, output.timeout_s, output.quiet, output.error_log);
   if (output.error_log.empty()) return rc;
   if (rc == 0) {
     std::error_code ec;  // an empty log is noise; a script's warnings stay in it
@@ -88,7 +105,7 @@ int run_plot_script_logged(const std::string& script, std::span<const std::strin
 
 bool plot_python_has_module(std::string_view module) {
   std::string error;
-  return spawn_and_wait({plot_python(), "-c", fmt::format("import {}", module)}, true, error) == 0;
+  return spawn_and_wait({plot_python(), "-c", fmt::format("import {}", module)}, true, error, kPlotTimeout_s) == 0;
 }
 
 }  // namespace collsim

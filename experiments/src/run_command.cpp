@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -26,6 +27,21 @@
 #include "collsim/models/units.hpp"
 
 namespace collsim {
+namespace {
+
+// Estimates are rough: print them with a unit a person reads at a glance.
+std::string rough_duration(double s) { return s >= 3600 ? fmt::format("{:.1f} h", s / 3600) : format_duration(s); }
+std::string rough_size(double bytes) {
+  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  std::size_t u = 0;
+  while (bytes >= 1024 && u + 1 < std::size(kUnits)) {
+    bytes /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.1f} {}", bytes, kUnits[u]);
+}
+
+}  // namespace
 
 namespace {
 
@@ -69,7 +85,9 @@ int run_command(const Args& args, std::ostream& out) {
       .option("out", "-o", "DIR", "output directory (default: results/<spec name>)")
       .flag("quiet", "no progress and no summary table")
       .flag("no-resume", "ignore a checkpoint of an earlier interrupted run")
-      .flag("no-plot", "do not run the spec's plot scripts")
+      .flag("no-plot", "do not run the spec's plot scripts (nor check that they exist)")
+      .option("plot-timeout", "", "TIME", "stop a plot script that runs longer (the results are kept)",
+              fmt::format("{:g}s", kPlotTimeout_s))
       .flag("dry-run", "check the spec and resolve every point (topologies, engines), print the counts, write nothing");
   std::unique_ptr<WorkSplit> split = make_work_split();
   const bool root = split->rank() == 0;
@@ -77,6 +95,7 @@ int run_command(const Args& args, std::ostream& out) {
   ExperimentSpec spec;
   std::optional<SweepGrid> grid_storage;
   std::filesystem::path dir;
+  double plot_timeout_s = kPlotTimeout_s;
   const bool setup_ok = agreed_setup(*split, [&] {
     if (!parser.parse(args)) {
       help = true;
@@ -85,9 +104,11 @@ int run_command(const Args& args, std::ostream& out) {
     if (parser.positionals().size() != 1) {
       throw ConfigError(fmt::format("run: expected one SPEC file, got {}", parser.positionals().size()));
     }
-    spec = load_spec(parser.positionals().front());
+    plot_timeout_s = parse_duration_s(parser.get("plot-timeout"), "--plot-timeout");
+    if (!(plot_timeout_s > 0)) throw ConfigError("run: --plot-timeout must be positive");
+    spec = load_spec(parser.positionals().front(), !parser.flag_set("no-plot"));
     grid_storage.emplace(spec);
-    dir = parser.get_optional("out").value_or("results/" + spec.name);
+    dir = output_dir_option(parser.get_optional("out").value_or("results/" + spec.name), "run", "--out");
     if (root && !parser.flag_set("dry-run")) prepare_output_dir(dir, "run", "--out");
   });
   if (!setup_ok) return kExitBadInput;
@@ -105,6 +126,10 @@ int run_command(const Args& args, std::ostream& out) {
                          spec.name, plan.points, plan.active_points, spec.trials, spec.trials == 1 ? "" : "s",
                          plan.runs, plan.work_units, plan.topologies, plan.topologies == 1 ? "y" : "ies",
                          fmt::join(plan.engines, ", "), spec.plots.size(), spec.plots.size() == 1 ? "" : "s");
+      out << fmt::format("estimated: {} runs, CPU time {} (rough; more on congested fabrics), checkpoint journal "
+                         "up to {}, largest schedule {}\n",
+                         plan.runs, rough_duration(plan.cpu_s), rough_size(plan.journal_bytes),
+                         rough_size(plan.max_schedule_bytes));
     }
     return 0;
   }
@@ -172,6 +197,7 @@ int run_command(const Args& args, std::ostream& out) {
     const std::string dir_arg = dir.string();
     PlotOutput output;
     output.quiet = quiet;
+    output.timeout_s = plot_timeout_s;
     output.error_log = (dir / (std::filesystem::path(script).stem().string() + ".plot.log")).string();
     const int rc = run_plot_script_logged(script, std::span(&dir_arg, 1), output, error);
     if (rc != 0) {

@@ -9,10 +9,10 @@
 
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/experiments/args.hpp"
+#include "collsim/experiments/arrival_flags.hpp"
 #include "collsim/experiments/commands.hpp"
-#include "collsim/experiments/output_path.hpp"
+#include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/models/arrival.hpp"
-#include "collsim/models/arrival_cli.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/json.hpp"
 #include "collsim/models/model_file.hpp"
@@ -31,12 +31,6 @@ double peak_rss_bytes() {
   return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
 }
 
-StartMode parse_start(const std::string& text) {
-  if (text == "eager") return StartMode::Eager;
-  if (text == "barrier") return StartMode::Barrier;
-  throw ConfigError(fmt::format("simulate: --start '{}' is not one of eager, barrier", text));
-}
-
 std::string json_array(const std::vector<double>& values) {
   std::string s = "[";
   for (std::size_t i = 0; i < values.size(); ++i) {
@@ -45,31 +39,6 @@ std::string json_array(const std::vector<double>& values) {
   }
   s.push_back(']');
   return s;
-}
-
-// The arrival model the flags describe: --stragglers wins, then --distribution for the one
-// straggler, then a fixed --delay; --jitter adds to every rank in each case.
-ArrivalSpec arrival_from_flags(const ArgParser& parser, Rank straggler) {
-  ArrivalSpec spec;
-  const double delay_s = parse_duration_s(parser.get("delay"), "--delay");
-  std::optional<DelayDistribution> delay;
-  if (auto d = parser.get_optional("distribution")) {
-    if (parser.get_optional("delay") && delay_s > 0) {
-      throw ConfigError("simulate: give either --delay or --distribution, not both");
-    }
-    delay = parse_distribution_cli(*d, "--distribution");
-  } else if (delay_s > 0) {
-    delay = DelayDistribution::constant(delay_s, "--delay");
-  }
-  if (auto s = parser.get_optional("stragglers")) {
-    spec.model = ArrivalModel::Stragglers;
-    spec.stragglers = parse_stragglers_cli(*s, delay, "--stragglers");
-  } else if (delay) {
-    spec.model = ArrivalModel::Stragglers;
-    spec.stragglers.push_back(StragglerSpec{straggler, *delay});
-  }
-  if (auto j = parser.get_optional("jitter")) spec.jitter = parse_distribution_cli(*j, "--jitter");
-  return spec;
 }
 
 }  // namespace
@@ -81,21 +50,20 @@ int simulate_command(const Args& args, std::ostream& out) {
       .option("n", "-n", "N", "number of ranks (>= 2)")
       .option("size", "-s", "SIZE", "buffer per rank, e.g. 1GiB", "1GiB")
       .option("topology", "", "NAME|FILE", "nvswitch, full_mesh, a configs/topologies name or a YAML file", "nvswitch")
-      .option("alpha", "", "TIME", "end-to-end latency of one message (nvswitch/full_mesh)", "3us")
-      .option("bandwidth", "", "BW", "per-GPU bandwidth per direction (nvswitch/full_mesh)", "450GiBps")
+      .option("alpha", "", "TIME", "end-to-end latency of one message (nvswitch/full_mesh only; default 3us)")
+      .option("bandwidth", "", "BW", "per-GPU bandwidth per direction (nvswitch/full_mesh only; default 450GiBps)")
       .option("gamma", "", "TIME_PER_BYTE", "reduction cost in seconds per byte (overrides the topology's)")
-      .option("model", "", "FILE", "fitted link model YAML (collsim calibrate); sets alpha and bandwidth of every link class, and gamma")
-      .option("delay", "", "TIME", "fixed delay of the straggler", "0")
-      .option("straggler", "", "RANK", "the late rank, and the rank schedules are built for (default n-1)")
-      .option("stragglers", "", "R[:D],...", "several late ranks, e.g. 3:5ms,7:2ms")
-      .option("distribution", "", "KIND:K=V,...", "draw the delay, e.g. lognormal:median=6.97ms,mean=9.5ms")
-      .option("jitter", "", "KIND:K=V,...", "extra delay drawn for every rank, e.g. uniform:min=0,max=20us")
+      .option("model", "", "FILE", "fitted link model YAML (collsim calibrate); sets alpha and bandwidth of every link class, and gamma (not with --alpha/--bandwidth/--gamma)")
       .option("seed", "", "N", "seed of every random draw", "1")
       .option("start", "", "eager|barrier", "how phases start when ranks arrive late", "barrier")
       .option("engine", "", "NAME", "closed_form, replay, simgrid or auto (= replay, which models every topology)", "replay")
       .option("pipeline-chunks", "", "K", "trees: pipeline depth in chunks (0 = default)", "0")
       .option("trace", "", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
+      .option("max-schedule-memory", "", "SIZE", "refuse an -n whose schedule is estimated to need more memory",
+              format_size(kDefaultScheduleMemoryLimit_bytes))
       .flag("json", "print one JSON object instead of a table");
+  // --straggler is also the rank schedules are built for (default: the first late rank, else n-1).
+  declare_arrival_flags(parser);
   if (!parser.parse(args)) {
     out << parser.help();
     return 0;
@@ -107,30 +75,54 @@ int simulate_command(const Args& args, std::ostream& out) {
   options.pipeline_chunks = static_cast<std::uint32_t>(parse_unsigned(parser.get("pipeline-chunks"), "--pipeline-chunks"));
   RunConfig config;
   config.size_bytes = parse_size_bytes(parser.get("size"), "--size");
-  config.start = parse_start(parser.get("start"));
+  config.start = parse_start_mode(parser.get("start"), "simulate: --start");
   config.record_trace = parser.has("trace");
-  if (auto path = parser.get_optional("trace")) check_output_file(*path, "simulate", "--trace");
+  if (auto t = parser.get_optional("trace")) output_file_option(*t, "simulate", "--trace");
   const auto seed = parse_unsigned(parser.get("seed"), "--seed");
 
+  // A flag that cannot apply is an error naming both, never silently ignored.
+  const std::string topology = parser.get("topology");
+  for (const char* flag : {"alpha", "bandwidth", "gamma"}) {
+    if (!parser.get_optional(flag)) continue;
+    if (parser.get_optional("model")) {
+      throw ConfigError(fmt::format("simulate: give either --model or --{}, not both (the model file sets alpha, "
+                                    "bandwidth and gamma)", flag));
+    }
+    if (std::string_view(flag) != "gamma" && !topology_uses_link(topology)) {
+      throw ConfigError(fmt::format("simulate: --{} applies only to --topology nvswitch or full_mesh, not --topology "
+                                    "'{}' (it sets its own links)", flag, topology));
+    }
+  }
   LinkModel link;
-  link.latency_s = parse_duration_s(parser.get("alpha"), "--alpha");
-  link.bandwidth_Bps = parse_bandwidth_Bps(parser.get("bandwidth"), "--bandwidth");
+  if (auto a = parser.get_optional("alpha")) link.latency_s = parse_duration_s(*a, "--alpha");
+  if (auto b = parser.get_optional("bandwidth")) link.bandwidth_Bps = parse_bandwidth_Bps(*b, "--bandwidth");
   std::optional<ModelFile> model;
   if (auto m = parser.get_optional("model")) {
     model = read_model_file(*m);
     link = model->link_for_size(config.size_bytes);
   }
-  config.topology = resolve_topology(parser.get("topology"), options.n, link);
+  config.topology = resolve_topology(topology, options.n, link);
   if (model) apply_model(*model, config.size_bytes, config.topology);
   if (auto g = parser.get_optional("gamma")) config.topology.link.gamma_s_per_byte = parse_duration_s(*g, "--gamma");
 
-  const ArrivalSpec arrival_spec = arrival_from_flags(parser, options.straggler.value_or(options.n - 1));
+  const ArrivalSpec arrival_spec = arrival_from_flags(parser, options.n, "simulate").value_or(ArrivalSpec{});
   const Arrivals arrivals = make_arrivals(arrival_spec, options.n, 0, seed);
   config.arrival_s = arrivals.arrival_s;
   // Straggler-aware schedules are built for the expected straggler (the first one listed).
   if (!options.straggler && !arrivals.expected_stragglers.empty()) options.straggler = arrivals.expected_stragglers.front();
 
   auto engine = make_engine(resolve_engine_name(parser.get("engine")));
+  // Estimated before generating: a mistyped -n must fail at once, naming -n, not grow to
+  // gigabytes and end in "out of memory".
+  const double memory_limit_bytes = parse_size_bytes(parser.get("max-schedule-memory"), "--max-schedule-memory");
+  if (const auto transfers = estimate_transfers(parser.get("algo"), options)) {
+    if (const double bytes = schedule_bytes(*transfers); bytes > memory_limit_bytes) {
+      throw ConfigError(fmt::format("simulate: -n {} makes {} schedule of about {:.3g} transfers, {:.1f} GiB (estimated), "
+                                    "above --max-schedule-memory {}; lower -n or raise --max-schedule-memory",
+                                    options.n, parser.get("algo"), *transfers, bytes / (1024.0 * 1024 * 1024),
+                                    parser.get("max-schedule-memory")));
+    }
+  }
   options.gpus_per_node = gpus_per_node_of(config.topology);
   const Schedule schedule = generate_schedule(parser.get("algo"), options);
   // Per-rank idle times need the transfer trace; keep it for JSON output unless it would be huge.

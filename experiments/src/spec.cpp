@@ -109,6 +109,7 @@ class SpecReader {
   void parse_n(const YAML::Node& node);
   void parse_link(const YAML::Node& node);
   void parse_arrivals(const YAML::Node* arrival, const YAML::Node* delays);
+  void reject_unused_link(const YAML::Node& link) const;
 
   std::string source_;
   std::filesystem::path base_dir_;
@@ -167,18 +168,15 @@ void SpecReader::parse(const YAML::Node& root) {
   } else {
     spec_.topologies = {{"nvswitch", "nvswitch"}};
   }
-  if (const YAML::Node* link = find_entry(entries, "link")) parse_link(*link);
+  if (const YAML::Node* link = find_entry(entries, "link")) {
+    parse_link(*link);
+    reject_unused_link(*link);
+  }
   parse_arrivals(find_entry(entries, "arrival"), find_entry(entries, "delays"));
 
   if (const YAML::Node* start = find_entry(entries, "start")) {
     for (const auto& [node, path] : axis(*start, "start", "eager or barrier")) {
-      if (node.Scalar() == "eager") {
-        spec_.starts.push_back(StartMode::Eager);
-      } else if (node.Scalar() == "barrier") {
-        spec_.starts.push_back(StartMode::Barrier);
-      } else {
-        fail(node, path, fmt::format("unknown start mode '{}' (known: barrier, eager)", quote_excerpt(node.Scalar())));
-      }
+      spec_.starts.push_back(convert(node, path, [](const std::string& t) { return parse_start_mode(t, "start"); }));
     }
   } else {
     spec_.starts = {StartMode::Barrier};
@@ -294,6 +292,22 @@ void SpecReader::parse_link(const YAML::Node& node) {
   }
 }
 
+// Topology files carry their own link numbers: link alpha/bandwidth/gamma would be ignored for
+// them (and still recorded in config.resolved.yaml), so the pair is an error naming both.
+void SpecReader::reject_unused_link(const YAML::Node& link) const {
+  if (link["model"]) return;  // a model file sets every link class of any topology
+  for (std::size_t i = 0; i < spec_.topologies.size(); ++i) {
+    if (topology_uses_link(spec_.topologies[i].spec)) continue;
+    const std::string path = spec_.topologies.size() == 1 ? "topology" : fmt::format("topology[{}]", i);
+    const auto line = spec_.lines.find(path);
+    fail(link, "link",
+         fmt::format("alpha/bandwidth/gamma apply only to the nvswitch and full_mesh topologies, but {}{} = '{}' "
+                     "sets its own links (remove 'link', or use link: {{model: FILE}})",
+                     path, line == spec_.lines.end() ? std::string() : fmt::format(" (line {})", line->second),
+                     spec_.topologies[i].label));
+  }
+}
+
 void SpecReader::parse_arrivals(const YAML::Node* arrival, const YAML::Node* delays) {
   std::vector<double> delay_values;
   if (delays) {
@@ -390,7 +404,7 @@ ExperimentSpec parse_spec(std::string_view yaml_text, std::string_view source, c
   return spec;
 }
 
-ExperimentSpec load_spec(const std::filesystem::path& file) {
+ExperimentSpec load_spec(const std::filesystem::path& file, bool check_plot_scripts) {
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec)) {
     throw ConfigError(fmt::format("cannot read experiment spec '{}': it is a directory", file.string()));
@@ -401,7 +415,7 @@ ExperimentSpec load_spec(const std::filesystem::path& file) {
   text << in.rdbuf();
   const std::filesystem::path dir = std::filesystem::absolute(file).parent_path();
   ExperimentSpec spec = parse_spec(text.str(), file.string(), dir);
-  validate(spec);
+  validate(spec, check_plot_scripts);
   return spec;
 }
 

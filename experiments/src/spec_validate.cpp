@@ -71,11 +71,41 @@ void reject_engine_twice(const ExperimentSpec& spec, std::size_t topology) {
   }
 }
 
+// Two arrival axis values that describe the same arrivals run the same points twice, whatever
+// their labels or spelling (`[1ms, 0.001s]`, two equal `arrival` maps): compare the parsed
+// models, written back in their resolved form.
+void reject_duplicate_arrivals(const ExperimentSpec& spec) {
+  std::vector<std::string> resolved;
+  for (const auto& a : spec.arrivals) {
+    if (a.last_rank_straggler) {
+      resolved.push_back(fmt::format("one straggler at rank n-1 late by {} s", number(a.delay_s.value_or(0.0))));
+    } else {
+      YAML::Emitter text;
+      text << YAML::Flow << arrival_to_yaml(a.model);
+      resolved.emplace_back(text.c_str());
+    }
+  }
+  for (std::size_t i = 0; i < resolved.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (resolved[i] != resolved[j]) continue;
+      // The value's own line: a `delays` item, an `arrival` item, or (delays crossed with
+      // arrival models) the `delays` key.
+      const ArrivalChoice& a = spec.arrivals[i];
+      const std::string key = a.delay_s ? "delays" : "arrival";
+      const std::string where = a.last_rank_straggler || !a.delay_s ? where_item(spec, key, i, spec.arrivals.size())
+                                                                     : spec.where(key);
+      throw ConfigError(fmt::format("{}arrival '{}' and arrival '{}' are the same ({}): a value is listed twice in "
+                                    "the sweep axis '{}'",
+                                    where, spec.arrivals[j].label, a.label, resolved[i], key));
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view collsim_version() { return COLLSIM_VERSION; }
 
-void validate(ExperimentSpec& spec) {
+void validate(ExperimentSpec& spec, bool check_plot_scripts) {
   if (spec.name.empty() || spec.name == "." || spec.name == ".." ||
       !std::all_of(spec.name.begin(), spec.name.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
@@ -152,6 +182,7 @@ void validate(ExperimentSpec& spec) {
   }
 
   require_non_empty(spec, "arrival", spec.arrivals.size());
+  reject_duplicate_arrivals(spec);
   for (std::size_t i = 0; i < spec.arrivals.size(); ++i) {
     for (Rank n : spec.n) {
       try {
@@ -163,7 +194,8 @@ void validate(ExperimentSpec& spec) {
     }
   }
 
-  for (std::size_t i = 0; i < spec.plots.size(); ++i) {
+  reject_duplicates(spec, "plot", spec.plots, [](const std::string& s) { return s; });
+  for (std::size_t i = 0; check_plot_scripts && i < spec.plots.size(); ++i) {
     if (!std::filesystem::is_regular_file(spec.plots[i])) {
       throw ConfigError(fmt::format("{}plot script '{}' does not exist", where_item(spec, "plot", i, spec.plots.size()),
                                     spec.plots[i]));
@@ -211,27 +243,33 @@ std::string resolved_yaml(const ExperimentSpec& spec) {
   for (Rank n : spec.n) out << n;
   out << YAML::EndSeq;
   out << YAML::Key << "sizes" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-  for (double s : spec.sizes_bytes) out << number(s);
+  for (double s : spec.sizes_bytes) out << number(s) + "B";
   out << YAML::EndSeq << YAML::Comment("bytes");
   out << YAML::Key << "topology" << YAML::Value << YAML::Flow << YAML::BeginSeq;
   for (const auto& t : spec.topologies) out << t.spec;
   out << YAML::EndSeq;
-  out << YAML::Key << "link" << YAML::Value << YAML::BeginMap;
-  if (spec.link_model) {
-    out << YAML::Key << "model" << YAML::Value << spec.link_model_file;
-    out << YAML::Comment(fmt::format("single fit: alpha {} s, bandwidth {} B/s, gamma {} s/B", number(spec.link.latency_s),
-                                     number(spec.link.bandwidth_Bps), number(spec.link.gamma_s_per_byte)));
-  } else {
-    out << YAML::Key << "alpha" << YAML::Value << number(spec.link.latency_s);
-    out << YAML::Key << "bandwidth" << YAML::Value << number(spec.link.bandwidth_Bps);
-    out << YAML::Key << "gamma" << YAML::Value << number(spec.link.gamma_s_per_byte);
+  // Topology files carry their own links; `link` beside one is refused on reading, so it is
+  // written only when it applied.
+  const bool link_applies = spec.link_model || std::all_of(spec.topologies.begin(), spec.topologies.end(),
+                                                           [](const TopologyChoice& t) { return topology_uses_link(t.spec); });
+  if (link_applies) {
+    out << YAML::Key << "link" << YAML::Value << YAML::BeginMap;
+    if (spec.link_model) {
+      out << YAML::Key << "model" << YAML::Value << spec.link_model_file;
+      out << YAML::Comment(fmt::format("single fit: alpha {} s, bandwidth {} B/s, gamma {} s/B", number(spec.link.latency_s),
+                                       number(spec.link.bandwidth_Bps), number(spec.link.gamma_s_per_byte)));
+    } else {
+      out << YAML::Key << "alpha" << YAML::Value << number(spec.link.latency_s) + "s";
+      out << YAML::Key << "bandwidth" << YAML::Value << number(spec.link.bandwidth_Bps) + "Bps";
+      out << YAML::Key << "gamma" << YAML::Value << number(spec.link.gamma_s_per_byte) + "s";
+    }
+    out << YAML::EndMap;
   }
-  out << YAML::EndMap;
   const bool shorthand = std::all_of(spec.arrivals.begin(), spec.arrivals.end(),
                                      [](const ArrivalChoice& a) { return a.last_rank_straggler; });
   if (shorthand) {
     out << YAML::Key << "delays" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (const auto& a : spec.arrivals) out << number(a.delay_s.value_or(0.0));
+    for (const auto& a : spec.arrivals) out << number(a.delay_s.value_or(0.0)) + "s";
     out << YAML::EndSeq << YAML::Comment("seconds; one straggler, rank n-1");
   } else {
     out << YAML::Key << "arrival" << YAML::Value << YAML::BeginSeq;

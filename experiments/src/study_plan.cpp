@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <tuple>
 
+#include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/topology.hpp"
 
@@ -20,6 +22,7 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
   // size its own links.
   std::set<std::tuple<std::size_t, Rank, double, double, double>> built;
   std::set<std::pair<std::size_t, Rank>> arrivals_checked;
+  std::map<std::pair<std::size_t, Rank>, double> transfers;  // (algorithm, n) -> estimate
   for (std::size_t i = 0; i < grid.num_points(); ++i) {
     if (grid.skipped(i)) continue;
     const Point p = grid.point(i);
@@ -38,6 +41,16 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
     }
     if (arrivals_checked.emplace(p.arrival, n).second) arrival_for(spec.arrivals[p.arrival], n).validate(n, "arrival");
     const std::string& engine = spec.engine_at(p.engine, p.topology);
+    auto known = transfers.find({p.algorithm, n});
+    if (known == transfers.end()) {
+      AlgorithmOptions options;
+      options.n = n;
+      options.pipeline_chunks = spec.pipeline_chunks;
+      known = transfers.emplace(std::pair{p.algorithm, n},
+                                estimate_transfers(spec.algorithms[p.algorithm], options).value_or(0.0)).first;
+      plan.max_schedule_bytes = std::max(plan.max_schedule_bytes, schedule_bytes(known->second));
+    }
+    plan.cpu_s += static_cast<double>(spec.trials) * (kCpuPerRun_s + known->second * cpu_s_per_transfer(engine));
     if (std::find(plan.engines.begin(), plan.engines.end(), engine) == plan.engines.end()) {
       const auto made = factory ? factory(engine) : make_engine(engine);
       if (!made) throw ConfigError(fmt::format("{}engine '{}' is not available", spec.where("engine"), engine));
@@ -45,6 +58,7 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
     }
   }
   plan.topologies = built.size();
+  plan.journal_bytes = journal_bytes(static_cast<double>(plan.work_units), static_cast<double>(plan.runs));
   return plan;
 }
 

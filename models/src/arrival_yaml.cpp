@@ -12,7 +12,7 @@
 #include "collsim/models/error.hpp"
 #include "collsim/models/units.hpp"
 #include "collsim/models/yaml_reader.hpp"
-#include "distribution_params.hpp"
+#include "collsim/models/distribution_params.hpp"
 
 namespace collsim {
 namespace {
@@ -20,6 +20,8 @@ namespace {
 // Shortest text that reads back as the same double, so resolved files stay readable
 // ("0.005", not "0.0050000000000000001").
 std::string number_text(double value) { return fmt::format("{}", value); }
+// Times are written with their unit: a bare non-zero duration is refused on reading.
+std::string seconds_text(double value) { return fmt::format("{}s", value); }
 
 void expect_type(const YAML::Node& node, YAML::NodeType::value type, std::string_view path,
                  std::string_view expected) {
@@ -248,38 +250,38 @@ YAML::Node distribution_to_yaml(const DelayDistribution& distribution) {
   const auto& p = distribution.parameters();
   switch (distribution.kind()) {
     case DistributionKind::Constant:
-      node["value"] = number_text(p.value_s);
+      node["value"] = seconds_text(p.value_s);
       break;
     case DistributionKind::Uniform:
-      node["min"] = number_text(p.min_s);
-      node["max"] = number_text(p.max_s);
+      node["min"] = seconds_text(p.min_s);
+      node["max"] = seconds_text(p.max_s);
       break;
     case DistributionKind::TruncatedNormal:
-      node["mean"] = number_text(p.mean_s);
-      node["stddev"] = number_text(p.stddev_s);
-      node["lo"] = number_text(p.lo_s);
+      node["mean"] = seconds_text(p.mean_s);
+      node["stddev"] = seconds_text(p.stddev_s);
+      node["lo"] = seconds_text(p.lo_s);
       if (std::isinf(p.hi_s)) {
         node["hi"] = "inf";
       } else {
-        node["hi"] = number_text(p.hi_s);
+        node["hi"] = seconds_text(p.hi_s);
       }
       break;
     case DistributionKind::Exponential:
-      node["mean"] = number_text(p.mean_s);
-      node["shift"] = number_text(p.shift_s);
+      node["mean"] = seconds_text(p.mean_s);
+      node["shift"] = seconds_text(p.shift_s);
       break;
     case DistributionKind::Lognormal:
       node["mu"] = number_text(p.mu);
       node["sigma"] = number_text(p.sigma);
       break;
     case DistributionKind::Pareto:
-      node["scale"] = number_text(p.scale_s);
+      node["scale"] = seconds_text(p.scale_s);
       node["shape"] = number_text(p.shape);
       break;
     case DistributionKind::Empirical:
       {
         YAML::Node samples(YAML::NodeType::Sequence);
-        for (double x : distribution.samples_s()) samples.push_back(number_text(x));
+        for (double x : distribution.samples_s()) samples.push_back(seconds_text(x));
         node["samples"] = samples;
       }
       break;
@@ -292,7 +294,7 @@ YAML::Node arrival_to_yaml(const ArrivalSpec& spec) {
   node["model"] = std::string(arrival_model_name(spec.model));
   if (spec.model == ArrivalModel::Explicit) {
     YAML::Node list(YAML::NodeType::Sequence);
-    for (double t : spec.arrival_s) list.push_back(number_text(t));
+    for (double t : spec.arrival_s) list.push_back(seconds_text(t));
     node["arrival"] = list;
   }
   if (spec.model == ArrivalModel::Stragglers) {

@@ -17,9 +17,11 @@ void write_file_atomically(const std::string& path, std::string_view content) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   std::error_code ec;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  if (ec) {
-    throw ConfigError(fmt::format("cannot create directory '{}': {}", target.parent_path().string(), ec.message()));
+  if (path.empty()) throw ConfigError("cannot write a file with an empty name");
+  // Never create directories here: a mistyped path must be an error, not a new directory tree.
+  // Callers that own an output directory (collsim run --out) create it themselves.
+  if (target.has_parent_path() && !fs::is_directory(target.parent_path(), ec)) {
+    throw ConfigError(fmt::format("cannot write '{}': directory '{}' does not exist", path, target.parent_path().string()));
   }
   // The pid keeps concurrent writers (e.g. several MPI ranks) from sharing a temporary file.
   const std::string tmp = fmt::format("{}.tmp.{}", path, static_cast<long>(::getpid()));

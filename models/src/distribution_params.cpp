@@ -1,4 +1,4 @@
-#include "distribution_params.hpp"
+#include "collsim/models/distribution_params.hpp"
 
 #include <fmt/format.h>
 

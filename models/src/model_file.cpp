@@ -178,10 +178,12 @@ class Reader {
       return fmt::format("{}:{}: '{}.{}'", source_, line(at), path, key);
     };
     const YAML::Node latency = require(node, "latency_s", path);
-    link.latency_s = parse_duration_s(scalar(latency, fmt::format("{}.latency_s", path)), what(latency, "latency_s"));
+    link.latency_s = parse_duration_s(scalar(latency, fmt::format("{}.latency_s", path)), what(latency, "latency_s"),
+                                      BareNumber::BaseUnit);
     const YAML::Node bandwidth = require(node, "bandwidth_Bps", path);
     link.bandwidth_Bps =
-        parse_bandwidth_Bps(scalar(bandwidth, fmt::format("{}.bandwidth_Bps", path)), what(bandwidth, "bandwidth_Bps"));
+        parse_bandwidth_Bps(scalar(bandwidth, fmt::format("{}.bandwidth_Bps", path)), what(bandwidth, "bandwidth_Bps"),
+                            BareNumber::BaseUnit);
     if (const YAML::Node gamma = node["gamma_s_per_byte"]) {
       link.gamma_s_per_byte = non_negative(gamma, fmt::format("{}.gamma_s_per_byte", path));
     }

@@ -255,6 +255,8 @@ Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_
   }
 }
 
+bool topology_uses_link(std::string_view spec) { return spec.empty() || spec == "nvswitch" || spec == "full_mesh"; }
+
 Topology resolve_topology(std::string_view spec, std::uint32_t n, const LinkModel& link, std::string_view configs_dir) {
   if (spec.empty() || spec == "nvswitch") return make_nvswitch(n, link);
   if (spec == "full_mesh") return make_full_mesh(n, link);

@@ -26,7 +26,7 @@ using text::trim;
 // The empty suffix means the SI base unit.
 template <std::size_t N>
 double parse_with_suffix(std::string_view text, std::string_view what, std::string_view kind,
-                         const std::array<Suffix, N>& table) {
+                         const std::array<Suffix, N>& table, BareNumber bare, std::string_view example) {
   const std::string_view trimmed = trim(text);
   double value = 0.0;
   const char* begin = trimmed.data();
@@ -40,7 +40,12 @@ double parse_with_suffix(std::string_view text, std::string_view what, std::stri
   if (!std::isfinite(value)) {
     throw ConfigError(fmt::format("{}: '{}' is not a finite {}", what, quote_excerpt(text), kind));
   }
-  if (suffix.empty()) return value;
+  if (suffix.empty()) {
+    if (bare == BareNumber::Rejected && value != 0.0) {
+      throw ConfigError(fmt::format("{}: '{}' needs a unit (e.g. {}{})", what, quote_excerpt(text), quote_excerpt(trimmed), example));
+    }
+    return value;
+  }
   for (const auto& entry : table) {
     if (entry.name == suffix) return value * entry.factor;
   }
@@ -52,17 +57,21 @@ double parse_with_suffix(std::string_view text, std::string_view what, std::stri
 
 }  // namespace
 
-double parse_duration_s(std::string_view text, std::string_view what) {
+double parse_duration_s(std::string_view text, std::string_view what, BareNumber bare) {
   static constexpr std::array<Suffix, 5> kTable{{
       {"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"min", 60.0}}};
-  const double seconds = parse_with_suffix(text, what, "duration", kTable);
+  const double seconds = parse_with_suffix(text, what, "duration", kTable, bare, "ms");
   if (seconds < 0) {
     throw ConfigError(fmt::format("{}: duration '{}' must not be negative", what, quote_excerpt(text)));
+  }
+  if (seconds > kMaxDuration_s) {
+    throw ConfigError(fmt::format("{}: duration '{}' is longer than {:g} s (the supported range is 0 to 1 hour)",
+                                  what, text, kMaxDuration_s));
   }
   return seconds;
 }
 
-double parse_size_bytes(std::string_view text, std::string_view what) {
+double parse_size_bytes(std::string_view text, std::string_view what, BareNumber bare) {
   static constexpr std::array<Suffix, 9> kTable{{{"B", 1.0},
                                                  {"KiB", 1024.0},
                                                  {"MiB", 1024.0 * 1024},
@@ -72,12 +81,20 @@ double parse_size_bytes(std::string_view text, std::string_view what) {
                                                  {"MB", 1e6},
                                                  {"GB", 1e9},
                                                  {"TB", 1e12}}};
-  const double bytes = parse_with_suffix(text, what, "size", kTable);
+  const double bytes = parse_with_suffix(text, what, "size", kTable, bare, "MiB");
   if (bytes < 0) throw ConfigError(fmt::format("{}: size '{}' must not be negative", what, quote_excerpt(text)));
+  if (bytes > kMaxSize_bytes) {
+    throw ConfigError(
+        fmt::format("{}: size '{}' is larger than 1 TiB (the supported range per rank)", what, quote_excerpt(text)));
+  }
+  if (bytes != std::floor(bytes)) {
+    throw ConfigError(
+        fmt::format("{}: size '{}' is {:g} bytes, not a whole number of bytes", what, quote_excerpt(text), bytes));
+  }
   return bytes;
 }
 
-double parse_bandwidth_Bps(std::string_view text, std::string_view what) {
+double parse_bandwidth_Bps(std::string_view text, std::string_view what, BareNumber bare) {
   static constexpr std::array<Suffix, 9> kTable{{{"Bps", 1.0},
                                                  {"KBps", 1e3},
                                                  {"MBps", 1e6},
@@ -87,8 +104,12 @@ double parse_bandwidth_Bps(std::string_view text, std::string_view what) {
                                                  {"MiBps", 1024.0 * 1024},
                                                  {"Gbps", 1e9 / 8},
                                                  {"Mbps", 1e6 / 8}}};
-  const double bps = parse_with_suffix(text, what, "bandwidth", kTable);
+  const double bps = parse_with_suffix(text, what, "bandwidth", kTable, bare, "GBps");
   if (bps <= 0) throw ConfigError(fmt::format("{}: bandwidth '{}' must be positive", what, quote_excerpt(text)));
+  if (bps < kMinBandwidth_Bps || bps > kMaxBandwidth_Bps) {
+    throw ConfigError(fmt::format("{}: bandwidth '{}' is outside the supported range 1 KBps to 1 PBps", what,
+                                  quote_excerpt(text)));
+  }
   return bps;
 }
 

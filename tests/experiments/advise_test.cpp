@@ -112,5 +112,28 @@ TEST(AdviseCommand, FlagsAndErrors) {
   EXPECT_NE(err5.str().find("9"), std::string::npos) << err5.str();
 }
 
+// Issue 10 §5.2: the README's `advise --spec` example runs; a spec axis the flags leave with
+// several values is an error naming the flag that picks one.
+TEST(AdviseCommand, SpecExampleFromTheReadme) {
+  const std::string smoke = std::string(COLLSIM_SOURCE_DIR) + "/configs/experiments/smoke.yaml";
+  std::ostringstream out, err;
+  EXPECT_EQ(run_cli({"advise", "--spec", smoke, "-n", "8", "--size", "1GiB", "--delay", "5ms"}, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("Use "), std::string::npos) << out.str();
+  std::ostringstream out2, err2;
+  EXPECT_EQ(run_cli({"advise", "--spec", smoke, "-n", "8", "--size", "1GiB"}, out2, err2), 2);
+  EXPECT_NE(err2.str().find("pick one with --delay"), std::string::npos) << err2.str();
+  std::ostringstream out3, err3;
+  EXPECT_EQ(run_cli({"advise", "--spec", smoke, "--size", "1GiB", "--delay", "5ms"}, out3, err3), 2);
+  EXPECT_NE(err3.str().find("pick one with -n"), std::string::npos) << err3.str();
+}
+
+// Issue 10 §5.3: options that cannot apply are errors naming both options.
+TEST(AdviseCommand, OptionThatCannotApplyNamesBoth) {
+  std::ostringstream out, err;
+  EXPECT_EQ(run_cli({"advise", "-n", "8", "--size", "1MiB", "--topology", "dgx1", "--alpha", "1ms"}, out, err), 2);
+  EXPECT_NE(err.str().find("--alpha applies only to --topology nvswitch or full_mesh"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("dgx1"), std::string::npos) << err.str();
+}
+
 }  // namespace
 }  // namespace collsim

@@ -45,6 +45,7 @@ TEST(CalibrateCli, PlotsMeasuredVsPredictedNextToTheModel) {
   if (!plot_python_has_module("matplotlib")) GTEST_SKIP() << plot_python() << " has no matplotlib";
   const fs::path dir = fresh_dir("plot");
   // The CSV goes elsewhere; the figure still lands next to the model, named after it.
+  fs::create_directories(dir / "tables");
   const auto r = run({"calibrate", kReduceScatter4, kAllGather4, "--no-gamma", "--out", (dir / "box.yaml").string(),
                       "--csv", (dir / "tables" / "fit_table.csv").string()});
   ASSERT_EQ(r.code, 0) << r.err;

@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <sstream>
 #include "cli_test_support.hpp"
+#include "test_support.hpp"
 
 namespace collsim {
 namespace {
@@ -131,6 +134,121 @@ TEST(Cli, VerifyReportsPassedAndFailed) {
   const auto r = run({"verify", "--algo", "ring", "--n", "2..5"});
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("4 passed, 0 failed"), std::string::npos) << r.out;
+}
+
+// Issue 10 §5.3: simulate refuses link flags a model file or a topology file would override.
+TEST(Cli, SimulateOptionThatCannotApplyNamesBoth) {
+  const std::string model = std::string(COLLSIM_SOURCE_DIR) + "/configs/models/h100_nvswitch.yaml";
+  for (const std::string flag : {"--alpha", "--bandwidth"}) {
+    const std::string value = flag == "--alpha" ? "1ms" : "100GBps";
+    const auto with_model = run({"simulate", "--algo", "ring", "-n", "4", "--model", model, flag, value});
+    EXPECT_EQ(with_model.code, 2);
+    EXPECT_NE(with_model.err.find("--model or " + flag), std::string::npos) << with_model.err;
+    const auto with_file = run({"simulate", "--algo", "ring", "-n", "8", "--topology", "dgx1", flag, value});
+    EXPECT_EQ(with_file.code, 2);
+    EXPECT_NE(with_file.err.find(flag + " applies only to --topology nvswitch or full_mesh"), std::string::npos)
+        << with_file.err;
+    EXPECT_NE(with_file.err.find("dgx1"), std::string::npos) << with_file.err;
+  }
+  EXPECT_EQ(run({"simulate", "--algo", "ring", "-n", "8", "--topology", "dgx1", "--gamma", "0"}).code, 0);
+}
+
+// Issue 10 §5.7: a hanging plot script is stopped after --plot-timeout and reported (the results
+// stay), and --no-plot does not even look for the script.
+TEST(Cli, RunStopsAHangingPlotScriptAndNoPlotSkipsIt) {
+  test::TempDir dir;
+  std::ofstream(dir.path() / "hang.py") << "import time\ntime.sleep(120)\n";
+  const std::string body = "algorithms: [ring]\nn: 4\nsizes: [1MiB]\n";
+  std::ofstream(dir.path() / "hang.yaml") << "name: hang\n" << body << "plot: hang.py\n";
+  std::ofstream(dir.path() / "gone.yaml") << "name: gone\n" << body << "plot: no_such_script.py\n";
+  const auto out = (dir.path() / "out").string();
+  // `run` reports plot failures on std::cerr and exits 3 (the results are complete): capture it.
+  std::ostringstream plot_err;
+  std::streambuf* const saved = std::cerr.rdbuf(plot_err.rdbuf());
+  const auto hung = run({"run", (dir.path() / "hang.yaml").string(), "--out", out, "--quiet", "--plot-timeout", "1s"});
+  std::cerr.rdbuf(saved);
+  EXPECT_EQ(hung.code, 3) << hung.err;
+  EXPECT_NE(plot_err.str().find("timed out after 1 s"), std::string::npos) << plot_err.str();
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "out" / "results.csv"));
+
+  const auto missing = run({"run", (dir.path() / "gone.yaml").string(), "--out", out + "2", "--quiet"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("no_such_script.py"), std::string::npos) << missing.err;
+  const auto skipped = run({"run", (dir.path() / "gone.yaml").string(), "--out", out + "2", "--quiet", "--no-plot"});
+  EXPECT_EQ(skipped.code, 0) << skipped.err;
+}
+
+// Issue 10 §5.4: output paths. A missing parent directory is an error (nothing is created), an
+// empty path is an error naming the option; only `run --out` creates its directory.
+TEST(Cli, OutputPathsAreCheckedNotCreated) {
+  test::TempDir dir;
+  const std::string missing = (dir.path() / "no" / "such").string();
+  const auto trace = run({"simulate", "--algo", "ring", "-n", "4", "--trace", missing + "/t.json"});
+  EXPECT_EQ(trace.code, 2);
+  EXPECT_NE(trace.err.find("--trace"), std::string::npos) << trace.err;
+  EXPECT_NE(trace.err.find("does not exist"), std::string::npos) << trace.err;
+  const auto empty_trace = run({"simulate", "--algo", "ring", "-n", "4", "--trace", ""});
+  EXPECT_EQ(empty_trace.code, 2);
+  EXPECT_NE(empty_trace.err.find("--trace needs a file name"), std::string::npos) << empty_trace.err;
+  const std::string log = std::string(COLLSIM_TEST_DATA_DIR) + "/nccl-tests/h100-8gpu-allreduce-nvidia-exemplar.txt";
+  const auto calibrate = run({"calibrate", log, "--out", missing + "/x.yaml", "--no-plot"});
+  EXPECT_EQ(calibrate.code, 2);
+  EXPECT_NE(calibrate.err.find("--out"), std::string::npos) << calibrate.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "no"));
+
+  const std::string spec = std::string(COLLSIM_TEST_DATA_DIR) + "/experiments/mpi_small.yaml";
+  const auto empty_out = run({"run", spec, "--out", "", "--quiet"});
+  EXPECT_EQ(empty_out.code, 2);
+  EXPECT_NE(empty_out.err.find("--out needs a directory"), std::string::npos) << empty_out.err;
+  const auto created = run({"run", spec, "--out", missing, "--quiet", "--no-plot"});
+  EXPECT_EQ(created.code, 0) << created.err;
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(missing) / "results.csv"));
+}
+
+// Issue 10 §5.6: the schedule's memory is estimated before generating it; too much is an error
+// naming -n, the estimate and the override.
+TEST(Cli, SimulateRefusesAScheduleTooLargeBeforeGeneratingIt) {
+  const auto r = run({"simulate", "--algo", "stragglar", "-n", "2000", "--max-schedule-memory", "1MiB"});
+  EXPECT_EQ(r.code, 2);
+  for (const char* part : {"-n 2000", "stragglar", "GiB (estimated)", "--max-schedule-memory 1MiB"}) {
+    EXPECT_NE(r.err.find(part), std::string::npos) << part << " in " << r.err;
+  }
+  EXPECT_EQ(run({"simulate", "--algo", "ring", "-n", "600", "--max-schedule-memory", "64MiB"}).code, 0);
+}
+
+// Issue 10 §5.6: --dry-run prints the runs, CPU time and journal size a study would take.
+TEST(Cli, DryRunEstimatesRunsCpuTimeAndJournal) {
+  test::TempDir dir;
+  const auto spec = dir.path() / "big.yaml";
+  std::ofstream(spec) << "name: big\nalgorithms: [stragglar]\nn: 64\ntrials: 100000000\n";
+  const auto r = run({"run", spec.string(), "--dry-run"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("estimated: 200000000 runs, CPU time "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" h (rough"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GiB, largest schedule"), std::string::npos) << r.out;
+}
+
+// Issue 10 §5.5: the reported inputs are refused with a message naming the option and value.
+TEST(Cli, UnitsRequiredIntegerBytesAndSaneRange) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--bandwidth", "450"}, "--bandwidth: '450' needs a unit"},
+      {{"--size", "1.5B"}, "--size: size '1.5B' is 1.5 bytes, not a whole number of bytes"},
+      {{"--delay", "1e300s"}, "--delay: duration '1e300s' is longer than 3600 s"},
+      {{"--delay", "1e10s"}, "--delay: duration '1e10s' is longer than 3600 s"},
+  };
+  for (const auto& [flags, expected] : cases) {
+    std::vector<std::string> args{"simulate", "--algo", "ring", "-n", "4"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 2) << flags[0];
+    EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+  }
+  // A config.resolved.yaml is written with units, so `collsim run` on it still works.
+  test::TempDir dir;
+  const std::string spec = std::string(COLLSIM_TEST_DATA_DIR) + "/experiments/good.yaml";
+  ASSERT_EQ(run({"run", spec, "--out", dir.path().string(), "--quiet", "--no-plot"}).code, 0);
+  const auto again = run({"run", (dir.path() / "config.resolved.yaml").string(), "--dry-run"});
+  EXPECT_EQ(again.code, 0) << again.err;
 }
 
 }  // namespace

@@ -168,7 +168,36 @@ TEST(SpecErrors, BadValues) {
 TEST(SpecErrors, DuplicatesInAnAxis) {
   expect_error("name: t\nalgorithms: [ring, ring]\nn: 4\n", {"algorithms[1]", "line 2", "twice"});
   expect_error("name: t\nalgorithms: [ring]\nn: [4, 8, 4]\n", {"n[2]", "line 3", "twice"});
-  expect_error(kMinimal + "sizes: [1MiB, 1048576]\n", {"sizes[1]", "line 4", "twice"});
+  expect_error(kMinimal + "sizes: [1MiB, 1048576B]\n", {"sizes[1]", "line 4", "twice"});
+}
+
+// Issue 10 §5.1: values are compared after unit parsing on every axis, arrival models included
+// (whatever their labels), so no point runs twice.
+TEST(SpecErrors, DuplicatesAfterUnitParsingOnEveryAxis) {
+  expect_error(kMinimal + "delays: [1ms, 0.001s]\n", {"delays[1]", "line 4", "twice", "0.001"});
+  expect_error(kMinimal + "arrival:\n  - {label: a, model: stragglers, rank: 3, delay: 5ms}\n"
+                          "  - {label: b, model: stragglers, rank: 3, delay: 5000us}\n",
+               {"arrival[1]", "line 6", "'a'", "'b'", "twice"});
+  expect_error(kMinimal + "arrival: {model: stragglers, rank: 3, delay: 1ms}\ndelays: [2ms, 2000us]\n", {"delays", "twice"});
+  expect_error(kMinimal + "start: [eager, barrier, eager]\n", {"start[2]", "line 4", "twice"});
+  expect_error(kMinimal + "topology: [full_mesh, nvswitch, full_mesh]\n", {"topology[2]", "twice"});
+  expect_error(kMinimal + "engine: [replay, replay]\n", {"engine[1]", "twice"});
+  const std::string script = std::string(COLLSIM_SOURCE_DIR) + "/plots/delay_sweep.py";
+  expect_error(kMinimal + "plot: [" + script + ", " + script + "]\n", {"plot[1]", "twice"});
+  // Different delays and different models are fine.
+  EXPECT_EQ(parse_and_validate(kMinimal + "delays: [1ms, 0.002s]\n").arrivals.size(), 2u);
+}
+
+// Issue 10 §5.3: link alpha/bandwidth/gamma next to a topology that carries its own links would
+// be ignored (and recorded in config.resolved.yaml): an error naming both keys.
+TEST(SpecErrors, LinkThatCannotApplyNamesBothKeys) {
+  expect_error(kMinimal + "topology: dgx1\nlink: {alpha: 1ms}\n", {"link", "line 5", "topology", "line 4", "dgx1"});
+  expect_error(kMinimal + "topology: [nvswitch, dgx1]\nlink: {gamma: 0}\n", {"link", "topology[1]", "dgx1"});
+  // Without `link`, the resolved spec of a topology file has no link either, and reads back.
+  const ExperimentSpec spec = parse_and_validate("name: t\nalgorithms: [ring]\nn: 8\ntopology: dgx1\n");
+  const std::string resolved = resolved_yaml(spec);
+  EXPECT_EQ(resolved.find("link:"), std::string::npos) << resolved;
+  EXPECT_NO_THROW(parse_and_validate(resolved));
 }
 
 TEST(SpecErrors, YamlSyntax) {

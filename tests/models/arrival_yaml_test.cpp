@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "collsim/models/arrival_cli.hpp"
 #include "collsim/models/error.hpp"
 #include "test_support.hpp"
 
@@ -191,53 +190,6 @@ TEST(ArrivalYaml, BadDistributionsNameKeyValueAndLine) {
   expect_config_error([] { parse_dist("{distribution: empirical, file: quarters_ms.csv, unit: parsecs}"); },
                       {"delay.unit", "parsecs"});
   expect_config_error([] { parse_dist("{distribution: empirical, samples: [1ms, -1ms]}"); }, {"delay.samples[1]", "-1ms"});
-}
-
-TEST(ArrivalCli, Stragglers) {
-  const auto list = parse_stragglers_cli("3:5ms,7:2ms");
-  ASSERT_EQ(list.size(), 2u);
-  EXPECT_EQ(list[0].rank, 3u);
-  EXPECT_DOUBLE_EQ(list[0].delay.parameters().value_s, 5e-3);
-  EXPECT_EQ(list[1].rank, 7u);
-  EXPECT_DOUBLE_EQ(list[1].delay.parameters().value_s, 2e-3);
-  const auto drawn = parse_stragglers_cli("3, 7", DelayDistribution::exponential(1e-3));
-  EXPECT_EQ(drawn[1].delay.kind(), DistributionKind::Exponential);
-}
-
-TEST(ArrivalCli, Distributions) {
-  const auto d = parse_distribution_cli("lognormal:median=6.97ms,mean=9.5ms");
-  EXPECT_NEAR(d.mean(), 9.5e-3, 1e-15);
-  EXPECT_DOUBLE_EQ(parse_distribution_cli("constant:5ms").parameters().value_s, 5e-3);
-  EXPECT_DOUBLE_EQ(parse_distribution_cli("5ms").parameters().value_s, 5e-3);
-  EXPECT_DOUBLE_EQ(parse_distribution_cli("uniform:min=0,max=20us").parameters().max_s, 20e-6);
-  EXPECT_DOUBLE_EQ(parse_distribution_cli("truncated_normal:mean=5ms,stddev=1ms,hi=8ms").parameters().hi_s, 8e-3);
-  EXPECT_DOUBLE_EQ(parse_distribution_cli("pareto:scale=1ms,shape=2.5").parameters().shape, 2.5);
-  const std::string file = (kDelays / "quarters_ms.csv").string();
-  EXPECT_DOUBLE_EQ(parse_distribution_cli("empirical:file=" + file).mean(), 2.5e-3);
-  EXPECT_DOUBLE_EQ(parse_probability("0.9"), 0.9);
-}
-
-TEST(ArrivalCli, BadInputNamesFlagAndValue) {
-  expect_config_error([] { parse_stragglers_cli("3:-5ms"); }, {"--stragglers", "3:-5ms", "-5ms"});
-  expect_config_error([] { parse_stragglers_cli("x:5ms"); }, {"--stragglers", "'x'", "not a rank"});
-  expect_config_error([] { parse_stragglers_cli("3:5ms,3:1ms"); }, {"--stragglers", "rank 3", "twice"});
-  expect_config_error([] { parse_stragglers_cli("3"); }, {"--stragglers", "rank 3", "no delay"});
-  expect_config_error([] { parse_stragglers_cli("3:5ms,,7:1ms"); }, {"--stragglers", "empty entry"});
-  expect_config_error([] { parse_stragglers_cli("3:5 parsecs"); }, {"--stragglers", "parsecs"});
-  expect_config_error([] { parse_distribution_cli("lognormal:median=9.5ms,mean=6.97ms"); },
-                      {"--distribution", "median=9.5ms", "mean=6.97ms"});
-  expect_config_error([] { parse_distribution_cli("lognormal:medain=1ms,mean=2ms"); },
-                      {"--distribution", "medain", "unknown key"});
-  expect_config_error([] { parse_distribution_cli("gamma:k=2"); }, {"--distribution", "gamma", "known"});
-  expect_config_error([] { parse_distribution_cli("uniform:min=1ms"); }, {"--distribution", "max"});
-  expect_config_error([] { parse_distribution_cli("uniform:1ms"); }, {"--distribution", "'1ms'", "KEY=VALUE"});
-  expect_config_error([] { parse_distribution_cli("uniform:min=1ms,min=2ms,max=3ms"); }, {"min", "twice"});
-  expect_config_error([] { parse_distribution_cli(""); }, {"--distribution", "unknown distribution"});
-  expect_config_error([] { parse_distribution_cli("-5ms"); }, {"--distribution", "-5ms"});
-  expect_config_error([] { parse_distribution_cli("empirical:file=/nonexistent/d.csv"); },
-                      {"--distribution", "/nonexistent/d.csv"});
-  expect_config_error([] { parse_probability("1.2"); }, {"--persistence", "1.2"});
-  expect_config_error([] { parse_probability("often"); }, {"--persistence", "often"});
 }
 
 }  // namespace

@@ -69,6 +69,15 @@ TEST(ModelFile, RoundTripsExactly) {
   const ModelFile m = sample();
   const auto dir = temp_dir();
   const auto path = dir / "models" / "h100.yaml";
+  // Writers never create directories (issue 10 §5.4): a missing one is an error naming it.
+  try {
+    write_model_file(m, path);
+    ADD_FAILURE() << "wrote into a missing directory";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "models"));
+  std::filesystem::create_directories(dir / "models");
   write_model_file(m, path);
   const ModelFile r = read_model_file(path);
   EXPECT_EQ(r.name, m.name);

@@ -12,8 +12,9 @@ TEST(Units, Durations) {
   EXPECT_DOUBLE_EQ(parse_duration_s("5 ms"), 5e-3);
   EXPECT_DOUBLE_EQ(parse_duration_s("0.5s"), 0.5);
   EXPECT_DOUBLE_EQ(parse_duration_s("250ns"), 250e-9);
-  EXPECT_DOUBLE_EQ(parse_duration_s("2"), 2.0);
+  EXPECT_DOUBLE_EQ(parse_duration_s("2min"), 120.0);
   EXPECT_DOUBLE_EQ(parse_duration_s("0"), 0.0);
+  EXPECT_DOUBLE_EQ(parse_duration_s("2", "latency_s", BareNumber::BaseUnit), 2.0);
 }
 
 TEST(Units, Sizes) {
@@ -21,7 +22,9 @@ TEST(Units, Sizes) {
   EXPECT_DOUBLE_EQ(parse_size_bytes("256 KiB"), 262144.0);
   EXPECT_DOUBLE_EQ(parse_size_bytes("4MB"), 4e6);
   EXPECT_DOUBLE_EQ(parse_size_bytes("100B"), 100.0);
-  EXPECT_DOUBLE_EQ(parse_size_bytes("1e3"), 1000.0);
+  EXPECT_DOUBLE_EQ(parse_size_bytes("1e3B"), 1000.0);
+  EXPECT_DOUBLE_EQ(parse_size_bytes("1.5KiB"), 1536.0);
+  EXPECT_DOUBLE_EQ(parse_size_bytes("0"), 0.0);
 }
 
 TEST(Units, Bandwidths) {
@@ -45,6 +48,31 @@ TEST(Units, BadInputNamesKeyAndValue) {
   EXPECT_THROW(parse_bandwidth_Bps("0GBps"), ConfigError);
   EXPECT_THROW(parse_duration_s("3 parsecs"), ConfigError);
   EXPECT_THROW(parse_duration_s("nan"), ConfigError);
+}
+
+// Issue 10 §5.5: a non-zero value needs its unit, sizes are whole bytes, and values outside the
+// documented range are errors naming the value.
+TEST(Units, UnitsRequiredWholeBytesAndSaneRange) {
+  const auto message = [](auto fn) {
+    try {
+      fn();
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([] { parse_bandwidth_Bps("450", "--bandwidth"); }).find("--bandwidth: '450' needs a unit (e.g. 450GBps)"),
+            std::string::npos);
+  EXPECT_NE(message([] { parse_duration_s("5", "--delay"); }).find("needs a unit"), std::string::npos);
+  EXPECT_NE(message([] { parse_size_bytes("1048576", "--size"); }).find("needs a unit"), std::string::npos);
+  EXPECT_NE(message([] { parse_size_bytes("1.5B", "--size"); }).find("not a whole number of bytes"), std::string::npos);
+  EXPECT_NE(message([] { parse_duration_s("1e300s", "--delay"); }).find("longer than 3600 s"), std::string::npos);
+  EXPECT_NE(message([] { parse_duration_s("1e10s", "--delay"); }).find("'1e10s'"), std::string::npos);
+  EXPECT_NE(message([] { parse_size_bytes("2TiB", "--size"); }).find("larger than 1 TiB"), std::string::npos);
+  EXPECT_NE(message([] { parse_bandwidth_Bps("1Bps"); }).find("1 KBps to 1 PBps"), std::string::npos);
+  EXPECT_NE(message([] { parse_bandwidth_Bps("2000TBps"); }).find("1 KBps to 1 PBps"), std::string::npos);
+  EXPECT_DOUBLE_EQ(parse_duration_s("60min"), 3600.0);
+  EXPECT_DOUBLE_EQ(parse_size_bytes("1TiB"), kMaxSize_bytes);
 }
 
 TEST(Units, Formatting) {

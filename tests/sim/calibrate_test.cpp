@@ -141,6 +141,7 @@ TEST(RunCalibration, RecoversParametersFromOurCsvAndWritesFiles) {
   std::ofstream(csv_path) << synthetic_csv(truth);
   CalibrationOptions options;
   options.out_model = dir.path() / "out" / "box.yaml";
+  std::filesystem::create_directories(dir.path() / "out");  // writers never create directories
   const std::vector<std::filesystem::path> files{csv_path};
   const CalibrationReport report = run_calibration(files, options);
   ASSERT_EQ(report.inputs.size(), 1u);

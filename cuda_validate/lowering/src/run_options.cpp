@@ -36,7 +36,8 @@ std::uint64_t parse_unsigned(std::string_view text, std::string_view flag) {
 }
 
 std::uint64_t parse_one_size(std::string_view text) {
-  const double bytes = parse_size_bytes(text, "--sizes");
+  // Bare byte counts as in nccl-tests (-b 1001); the checks below name the rules.
+  const double bytes = parse_size_bytes(text, "--sizes", BareNumber::BaseUnit);
   if (bytes < 4 || bytes != std::floor(bytes) || bytes > 1e15) {
     throw ConfigError(fmt::format("--sizes: '{}' must be a whole number of bytes, at least 4B", text));
   }
@@ -126,7 +127,7 @@ std::vector<std::uint64_t> parse_size_list(std::string_view text) {
 std::vector<double> parse_delay_list(std::string_view text) {
   std::vector<double> delays;
   for (std::string_view item : split(text, ',')) {
-    const double delay = parse_duration_s(item, "--delays");
+    const double delay = parse_duration_s(item, "--delays", BareNumber::BaseUnit);
     if (delay > kMaxDelay_s) {
       throw ConfigError(fmt::format("--delays: '{}' exceeds {} s (did you forget a unit such as ms?)", item,
                                     kMaxDelay_s));

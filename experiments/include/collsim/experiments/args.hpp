@@ -57,6 +57,15 @@ class ArgParser {
   std::vector<std::string> positionals_;
 };
 
+/// Checks the value of an option naming an output file before any work is done: not empty, not
+/// a directory, and its parent directory exists (nothing is created). Returns the path. Throws
+/// ConfigError naming `command`, `option` and the path.
+std::string output_file_option(const std::string& text, std::string_view command, std::string_view option);
+
+/// Checks the value of an option naming an output directory (created later if missing): not
+/// empty, and not an existing non-directory. Throws ConfigError naming `command` and `option`.
+std::string output_dir_option(const std::string& text, std::string_view command, std::string_view option);
+
 /// Parses an unsigned integer option value; throws ConfigError naming `what` and the text.
 unsigned long long parse_unsigned(std::string_view text, std::string_view what);
 

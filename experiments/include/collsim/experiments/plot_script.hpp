@@ -11,10 +11,15 @@ namespace collsim {
 /// python3-matplotlib) when it exists, else `python3` from PATH.
 std::string plot_python();
 
-/// Runs `plot_python() SCRIPT ARGS...` and waits for it; the script's output goes straight to
-/// ours. Returns its exit status, or -1 with `error` set when it could not be started or was
-/// killed by a signal. Never throws for a failing script: a missing figure must not lose results.
-int run_plot_script(const std::string& script, std::span<const std::string> args, std::string& error);
+/// How long a plot script may run before it is stopped (`collsim run --plot-timeout` changes it).
+inline constexpr double kPlotTimeout_s = 300.0;
+
+/// Runs `plot_python() SCRIPT ARGS...` and waits for it, at most timeout_s (then kills it); the
+/// script's output goes straight to ours. Returns its exit status, or -1 with `error` set when it
+/// could not be started, was killed by a signal or timed out. Never throws for a failing script:
+/// a missing figure must not lose results.
+int run_plot_script(const std::string& script, std::span<const std::string> args, std::string& error,
+                    double timeout_s = kPlotTimeout_s);
 
 /// True when plot_python() can import `module` (e.g. "matplotlib"); its error output is
 /// discarded, so a missing module costs the caller one line of explanation, not a traceback.
@@ -24,6 +29,7 @@ bool plot_python_has_module(std::string_view module);
 struct PlotOutput {
   bool quiet = false;      ///< discard the script's standard output (`--quiet`)
   std::string error_log;   ///< file that receives its standard error (a traceback is kept, not shown)
+  double timeout_s = kPlotTimeout_s;  ///< stopped after this long (`collsim run --plot-timeout`)
 };
 
 /// As run_plot_script, with the output routed per `output`. On failure `error` says why in one

@@ -121,15 +121,17 @@ ExperimentSpec parse_spec(std::string_view yaml_text, std::string_view source,
 /// Reads and parses a spec file (relative paths resolve against the file's directory) and
 /// validates it. Throws ConfigError for an unreadable file and everything parse_spec() and
 /// validate() throw.
-ExperimentSpec load_spec(const std::filesystem::path& file);
+ExperimentSpec load_spec(const std::filesystem::path& file, bool check_plot_scripts = true);
 
 /// Checks the parsed spec and fills defaults: known algorithm names (and support of every n
 /// unless skip_unsupported), n >= 2, sizes > 0, known engine names, loadable topologies that fit
 /// every n, arrival models valid for every n, trials >= 1, no value listed twice in an axis (nor
 /// an engine twice on one topology once "auto" is resolved); resolves the engine of every
 /// topology (resolved_engines) and appends ring as the baseline when missing. Throws
-/// ConfigError naming key, value and line.
-void validate(ExperimentSpec& spec);
+/// ConfigError naming key, value and line. Values are compared after unit parsing (`[1ms,
+/// 0.001s]` is a value listed twice). `check_plot_scripts` false (`run --no-plot`) skips the
+/// check that every plot script exists.
+void validate(ExperimentSpec& spec, bool check_plot_scripts = true);
 
 /// The link parameters for buffers of `size_bytes`: spec.link, or the model file's regime for
 /// that size when the file has size regimes.

@@ -17,6 +17,11 @@ struct StudyPlan {
   std::size_t work_units = 0;      ///< blocks of trials handed to processes (make_units)
   std::size_t topologies = 0;      ///< distinct (topology, n, link) instances built
   std::vector<std::string> engines;  ///< the engines the points run, resolved ("auto" never), first use first
+  /// Rough CPU time of the whole study (transfers per run, estimate_transfers, times the
+  /// engine's cpu_s_per_transfer), seconds; a lower bound on congested fabrics.
+  double cpu_s = 0;
+  double journal_bytes = 0;          ///< size the checkpoint journal grows to (resource_estimate.hpp)
+  double max_schedule_bytes = 0;     ///< memory of the largest schedule (estimated)
 };
 
 /// Resolves every active point of `grid` as run_study would before simulating it: builds its

@@ -1,6 +1,8 @@
 // The alpha-beta(-gamma) cost of one message, the parameters every engine and closed form share.
 #pragma once
 
+#include <string_view>
+
 namespace collsim {
 
 /// Cost of an m-byte message on an uncontended path: latency_s + m / bandwidth_Bps, plus
@@ -22,5 +24,9 @@ enum class StartMode { Eager, Barrier };
 inline const char* start_mode_name(StartMode mode) {
   return mode == StartMode::Eager ? "eager" : "barrier";
 }
+
+/// The start mode named `text` ("eager" or "barrier"), for every reader (flags, specs). Throws
+/// ConfigError naming `what`, the text and the known names.
+StartMode parse_start_mode(std::string_view text, std::string_view what);
 
 }  // namespace collsim

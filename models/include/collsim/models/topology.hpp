@@ -191,6 +191,10 @@ std::vector<std::string> known_topology_names(std::string_view configs_dir = {})
 Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_t> n_override = {},
                        std::string_view configs_dir = {});
 
+/// True when resolve_topology builds `spec` from the link parameters (nvswitch, full_mesh, ""):
+/// alpha/bandwidth/gamma given for any other topology would be ignored, which callers refuse.
+bool topology_uses_link(std::string_view spec);
+
 /// The CLI's --topology: "nvswitch" and "full_mesh" (and an empty spec, meaning nvswitch) are
 /// built from n and `link` (the --alpha/--bandwidth/--gamma flags); anything else is
 /// load_topology(spec, n, configs_dir). Throws as load_topology and the factories do.

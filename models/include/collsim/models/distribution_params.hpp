@@ -1,4 +1,4 @@
-// Private to models/: builds a DelayDistribution from textual key=value parameters, shared by
+// Builds a DelayDistribution from textual key=value parameters, shared by
 // the YAML reader and the command-line parser so both accept the same names and units.
 #pragma once
 

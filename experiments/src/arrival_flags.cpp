@@ -1,20 +1,27 @@
-#include "collsim/models/arrival_cli.hpp"
+#include "collsim/experiments/arrival_flags.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cctype>
+#include <filesystem>
 #include <set>
 #include <string>
 
+#include "collsim/experiments/args.hpp"
+#include "collsim/models/arrival_yaml.hpp"
+#include "collsim/models/distribution_params.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/units.hpp"
-#include "distribution_params.hpp"
-#include "text.hpp"
 
 namespace collsim {
 namespace {
 
-using text::trim;
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
 
 std::vector<std::string_view> split(std::string_view text, char separator) {
   std::vector<std::string_view> parts;
@@ -97,6 +104,63 @@ std::vector<StragglerSpec> parse_stragglers_cli(std::string_view text,
 
 double parse_probability(std::string_view text, std::string_view what) {
   return detail::parse_probability_text(trim(text), fmt::format("{} '{}'", what, text));
+}
+
+void declare_arrival_flags(ArgParser& parser) {
+  parser.option("delay", "", "TIME", "constant delay of the straggler (default: nobody is late)")
+      .option("straggler", "", "RANK", "the late rank (default n-1)")
+      .option("stragglers", "", "R[:D],...", "several late ranks, e.g. 3:5ms,7:2ms (a rank without :D takes --delay/--distribution)")
+      .option("distribution", "", "KIND:K=V,...", "draw the straggler's delay, e.g. lognormal:median=6.97ms,mean=9.5ms")
+      .option("jitter", "", "KIND:K=V,...", "delay added independently to every rank, e.g. uniform:min=0,max=20us")
+      .option("persistence", "", "P", "probability that a straggler keeps its identity between iterations")
+      .option("arrival", "", "YAML", "arrival model as inline YAML, e.g. '{model: stragglers, rank: 7, delay: 5ms}'");
+}
+
+std::optional<ArrivalSpec> arrival_from_flags(const ArgParser& p, Rank n, std::string_view command) {
+  const auto reject_pair = [&](std::string_view a, std::string_view b) {
+    if (p.get_optional(a) && p.get_optional(b)) {
+      throw ConfigError(fmt::format("{}: give either --{} or --{}, not both", command, a, b));
+    }
+  };
+  for (const char* other : {"delay", "distribution", "stragglers", "straggler"}) reject_pair("arrival", other);
+  reject_pair("delay", "distribution");
+  reject_pair("stragglers", "straggler");
+
+  std::optional<Rank> straggler;
+  if (auto s = p.get_optional("straggler")) {
+    const auto rank = parse_unsigned(*s, "--straggler");
+    if (rank >= n) throw ConfigError(fmt::format("{}: --straggler {} is not a rank of n = {} (0..{})", command, rank, n, n - 1));
+    straggler = static_cast<Rank>(rank);
+  }
+  const bool any = p.get_optional("arrival") || p.get_optional("stragglers") || p.get_optional("distribution") ||
+                   p.get_optional("delay") || p.get_optional("jitter") || p.get_optional("persistence");
+  if (!any) return std::nullopt;
+
+  ArrivalSpec spec;
+  if (auto text = p.get_optional("arrival")) {
+    YAML::Node node;
+    try {
+      node = YAML::Load(*text);
+    } catch (const YAML::ParserException& e) {
+      throw ConfigError(fmt::format("{}: --arrival is not valid YAML: {}", command, e.msg));
+    }
+    spec = parse_arrival_yaml(node, "--arrival", n, std::filesystem::current_path());
+  } else {
+    std::optional<DelayDistribution> delay;
+    if (auto d = p.get_optional("distribution")) delay = parse_distribution_cli(*d, "--distribution");
+    if (auto d = p.get_optional("delay")) delay = DelayDistribution::constant(parse_duration_s(*d, "--delay"), "--delay");
+    spec.model = ArrivalModel::Stragglers;
+    if (auto list = p.get_optional("stragglers")) {
+      spec.stragglers = parse_stragglers_cli(*list, delay, "--stragglers");
+    } else {
+      // --jitter or --persistence alone keep one straggler (late by 0) for the model to hang on.
+      spec.stragglers.push_back({straggler.value_or(n - 1), delay.value_or(DelayDistribution())});
+    }
+  }
+  if (auto j = p.get_optional("jitter")) spec.jitter = parse_distribution_cli(*j, "--jitter");
+  if (auto pr = p.get_optional("persistence")) spec.persistence = parse_probability(*pr, "--persistence");
+  spec.validate(n, fmt::format("{} arrival", command));
+  return spec;
 }
 
 }  // namespace collsim

@@ -1,0 +1,32 @@
+// Estimates of what a command will cost before it starts, so that a mistyped -n or trials count
+// is refused (or at least announced) instead of growing to gigabytes or running for days.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "collsim/algorithms/registry.hpp"
+
+namespace collsim {
+
+/// Default ceiling on the estimated memory of one schedule (`simulate --max-schedule-memory`).
+inline constexpr double kDefaultScheduleMemoryLimit_bytes = 4.0 * 1024 * 1024 * 1024;
+
+/// Rough CPU cost of simulating one transfer, per engine, measured on this project's reference
+/// machine on an uncongested NVSwitch (schedule generation included). Congested fabrics cost more.
+double cpu_s_per_transfer(std::string_view engine);
+/// Rough fixed CPU cost of one run (arrivals, bookkeeping, result rows), seconds.
+inline constexpr double kCpuPerRun_s = 1e-5;
+
+/// The number of transfers of `algorithm`'s schedule for `options`: counted exactly when
+/// options.n <= 512 (the schedule is generated), else extrapolated by the power law through
+/// the schedules at n = 256 and 512. nullopt when the algorithm does not support those n.
+std::optional<double> estimate_transfers(std::string_view algorithm, const AlgorithmOptions& options);
+
+/// Memory of a schedule with `transfers` transfers (the Transfer records; rounds are small).
+double schedule_bytes(double transfers);
+
+/// Bytes of the checkpoint journal of a study with `units` work units and `runs` trials.
+double journal_bytes(double units, double runs);
+
+}  // namespace collsim
