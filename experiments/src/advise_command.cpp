@@ -11,9 +11,9 @@
 #include "collsim/experiments/args.hpp"
 #include "collsim/experiments/commands.hpp"
 #include "collsim/models/arrival_cli.hpp"
-#include "collsim/models/arrival_yaml.hpp"
 #include "collsim/models/error.hpp"
-#include "collsim/models/model_file.hpp"
+#include "collsim/models/formats/arrival_yaml.hpp"
+#include "collsim/models/formats/model_file.hpp"
 #include "collsim/models/units.hpp"
 
 namespace collsim {

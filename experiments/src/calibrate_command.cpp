@@ -8,7 +8,7 @@
 #include "collsim/experiments/commands.hpp"
 #include "collsim/experiments/plot_script.hpp"
 #include "collsim/models/error.hpp"
-#include "collsim/models/nccl_log.hpp"
+#include "collsim/models/formats/nccl_log.hpp"
 #include "collsim/models/topology.hpp"
 #include "collsim/sim/calibrate.hpp"
 

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <limits>
 
-#include "collsim/models/atomic_file.hpp"
-#include "collsim/models/csv.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/atomic_file.hpp"
+#include "collsim/models/formats/csv.hpp"
 #include "collsim/models/units.hpp"
 #include "collsim/sim/engine.hpp"
 

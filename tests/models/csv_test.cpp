@@ -1,10 +1,10 @@
-#include "collsim/models/csv.hpp"
+#include "collsim/models/formats/csv.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "collsim/models/measurement_csv.hpp"
+#include "collsim/models/formats/measurement_csv.hpp"
 
 namespace collsim {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "collsim/models/csv.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/csv.hpp"
 
 namespace collsim::cuda_validate {
 

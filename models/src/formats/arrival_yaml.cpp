@@ -1,4 +1,4 @@
-#include "collsim/models/arrival_yaml.hpp"
+#include "collsim/models/formats/arrival_yaml.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/yaml_reader.hpp"
 #include "collsim/models/units.hpp"
-#include "collsim/models/yaml_reader.hpp"
 #include "distribution_params.hpp"
 
 namespace collsim {

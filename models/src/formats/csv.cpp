@@ -1,4 +1,4 @@
-#include "collsim/models/csv.hpp"
+#include "collsim/models/formats/csv.hpp"
 
 namespace collsim {
 
