@@ -7,7 +7,7 @@
 
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/models/error.hpp"
-#include "collsim/models/json.hpp"
+#include "collsim/models/formats/json.hpp"
 #include "collsim/models/topology.hpp"
 #include "collsim/models/units.hpp"
 

@@ -11,7 +11,8 @@
 #include "collsim/experiments/arrival_flags.hpp"
 #include "collsim/experiments/commands.hpp"
 #include "collsim/models/error.hpp"
-#include "collsim/models/model_file.hpp"
+#include "collsim/models/formats/arrival_yaml.hpp"
+#include "collsim/models/formats/model_file.hpp"
 #include "collsim/models/units.hpp"
 
 namespace collsim {

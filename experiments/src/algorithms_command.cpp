@@ -11,7 +11,7 @@
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/experiments/args.hpp"
 #include "collsim/experiments/commands.hpp"
-#include "collsim/models/json.hpp"
+#include "collsim/models/formats/json.hpp"
 
 namespace collsim {
 namespace {

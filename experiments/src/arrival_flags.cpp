@@ -9,7 +9,7 @@
 #include <string>
 
 #include "collsim/experiments/args.hpp"
-#include "collsim/models/arrival_yaml.hpp"
+#include "collsim/models/formats/arrival_yaml.hpp"
 #include "collsim/models/distribution_params.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/units.hpp"

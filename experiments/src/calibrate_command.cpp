@@ -10,8 +10,8 @@
 #include "collsim/experiments/output_path.hpp"
 #include "collsim/experiments/plot_script.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/nccl_log.hpp"
 #include "collsim/models/quote.hpp"
-#include "collsim/models/nccl_log.hpp"
 #include "collsim/models/topology.hpp"
 #include "collsim/sim/calibrate.hpp"
 

@@ -6,8 +6,9 @@
 #include <cmath>
 #include <limits>
 
-#include "collsim/models/atomic_file.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/atomic_file.hpp"
+#include "collsim/models/formats/csv.hpp"
 #include "collsim/models/units.hpp"
 #include "collsim/sim/engine.hpp"
 
@@ -19,16 +20,6 @@ constexpr const char* kResultFiles[] = {"results.csv", "summary.csv", "timing.cs
 
 // Shortest round-trip form; empty for undefined values.
 std::string num(double value) { return std::isfinite(value) ? fmt::format("{}", value) : std::string(); }
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
 
 // The columns every file shares, describing the point.
 std::string point_columns(const SweepGrid& grid, const Point& p, bool with_arrival) {

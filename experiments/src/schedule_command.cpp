@@ -9,7 +9,7 @@
 #include "collsim/experiments/args.hpp"
 #include "collsim/experiments/commands.hpp"
 #include "collsim/models/error.hpp"
-#include "collsim/models/json.hpp"
+#include "collsim/models/formats/json.hpp"
 
 namespace collsim {
 namespace {

@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "collsim/algorithms/registry.hpp"
-#include "collsim/models/arrival_yaml.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/quote.hpp"
+#include "collsim/models/formats/arrival_yaml.hpp"
+#include "collsim/models/formats/model_file.hpp"
+#include "collsim/models/formats/yaml_reader.hpp"
 #include "collsim/models/units.hpp"
-#include "collsim/models/model_file.hpp"
-#include "collsim/models/yaml_reader.hpp"
 
 namespace collsim {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/experiments/spec.hpp"
-#include "collsim/models/arrival_yaml.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/arrival_yaml.hpp"
 #include "collsim/models/topology.hpp"
 #include "collsim/sim/engine.hpp"
 

@@ -1,10 +1,10 @@
-// Applying a fitted model to a topology, class by class (see model_file.hpp: apply_model).
+// Applying a fitted model to a topology, class by class (see formats/model_file.hpp: apply_model).
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "collsim/models/error.hpp"
-#include "collsim/models/model_file.hpp"
+#include "collsim/models/formats/model_file.hpp"
 
 namespace collsim {
 namespace {

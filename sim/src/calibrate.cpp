@@ -11,9 +11,10 @@
 #include <tuple>
 
 #include "collsim/algorithms/registry.hpp"
-#include "collsim/models/atomic_file.hpp"
 #include "collsim/models/error.hpp"
-#include "collsim/models/measurement_csv.hpp"
+#include "collsim/models/formats/atomic_file.hpp"
+#include "collsim/models/formats/measurement_csv.hpp"
+#include "collsim/models/formats/nccl_log.hpp"
 #include "collsim/models/units.hpp"
 #include "collsim/sim/schedule_cost.hpp"
 

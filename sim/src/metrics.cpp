@@ -4,6 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include "collsim/models/collective.hpp"
+
 namespace collsim {
 
 RunMetrics compute_metrics(const RunResult& result, const std::vector<double>& arrival_s,
@@ -11,7 +13,7 @@ RunMetrics compute_metrics(const RunResult& result, const std::vector<double>& a
   RunMetrics m;
   if (result.time_after_last_arrival_s > 0) {
     m.algbw_GBps = size_bytes / result.time_after_last_arrival_s / 1e9;
-    m.busbw_GBps = m.algbw_GBps * 2.0 * (n - 1) / n;
+    m.busbw_GBps = m.algbw_GBps * bus_factor(Collective::AllReduce, n);
   }
   if (result.trace.empty()) return m;
   // Busy time is the union of a rank's transfer intervals: a full-duplex rank that sends and

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "collsim/models/atomic_file.hpp"
 #include "collsim/models/error.hpp"
-#include "collsim/models/json.hpp"
+#include "collsim/models/formats/atomic_file.hpp"
+#include "collsim/models/formats/json.hpp"
 
 namespace collsim {
 namespace {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "collsim/cuda_validate/measurement_csv.hpp"
 #include "collsim/models/error.hpp"
 
@@ -24,28 +26,42 @@ TEST(MeasurementCsv, RowFormatAndBandwidths) {
   row.device = "NVIDIA H100 80GB HBM3";
   row.driver_version = "13.0";
   row.nccl_version = "2.28.9";
-  compute_bandwidths(row, CollectiveKind::AllReduce);
+  compute_bandwidths(row, Collective::AllReduce);
   EXPECT_DOUBLE_EQ(row.algbw_GBps, 2.0);
   EXPECT_DOUBLE_EQ(row.busbw_GBps, 3.5);
   EXPECT_EQ(format_csv_row(row), "ring,8,1000000000,0.005,7,3,0.5,2,3.5,NVIDIA H100 80GB HBM3,13.0,2.28.9");
 
   row.time_s = 0;
-  EXPECT_THROW(compute_bandwidths(row, CollectiveKind::AllReduce), ConfigError);
+  EXPECT_THROW(compute_bandwidths(row, Collective::AllReduce), ConfigError);
 }
 
-TEST(MeasurementCsv, BusFactors) {
-  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::AllReduce, 4), 1.5);
-  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::ReduceScatter, 4), 0.75);
-  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::PointToPoint, 2), 1.0);
-  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::LocalKernel, 1), 1.0);
-  EXPECT_THROW(bus_factor(CollectiveKind::AllReduce, 0), ConfigError);
+TEST(MeasurementCsv, BandwidthsOfEachKindOfRow) {
+  MeasurementRow row;
+  row.n = 4;
+  row.size_bytes = 4'000'000'000;
+  row.time_s = 1.0;
+  compute_bandwidths(row, Collective::ReduceScatter);
+  EXPECT_DOUBLE_EQ(row.algbw_GBps, 4.0);
+  EXPECT_DOUBLE_EQ(row.busbw_GBps, 3.0);
+  row.n = 2;
+  compute_bandwidths(row, Collective::SendRecv);
+  EXPECT_DOUBLE_EQ(row.busbw_GBps, 4.0);
+  // A local kernel (reduce_kernel, n = 1) moves nothing over a bus; AllReduce's factor would give 0.
+  row.n = 1;
+  compute_bandwidths(row, std::nullopt);
+  EXPECT_DOUBLE_EQ(row.busbw_GBps, 4.0);
+  row.n = 0;
+  EXPECT_THROW(compute_bandwidths(row, Collective::AllReduce), ConfigError);
 }
 
-TEST(MeasurementCsv, QuotesFieldsThatNeedIt) {
-  EXPECT_EQ(csv_field("plain"), "plain");
-  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
-  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-  EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
+TEST(MeasurementCsv, QuotesTextFields) {
+  MeasurementRow row;
+  row.algorithm = "nccl";
+  row.n = 2;
+  row.size_bytes = 8;
+  row.time_s = 1.0;
+  row.device = "H100, \"SXM\"";
+  EXPECT_EQ(format_csv_row(row), "nccl,2,8,0,-1,0,1,0,0,\"H100, \"\"SXM\"\"\",,");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 #include "collsim/experiments/checkpoint.hpp"
 #include "collsim/experiments/cli.hpp"
@@ -130,12 +131,32 @@ TEST(Runner, HiddenDelayFractionOfABarrierBaselineIsZero) {
   EXPECT_EQ(f[13], "7");
 }
 
-// Mirrors run_command: run, write the files, drop the checkpoint.
+struct Interrupted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Stops a run as a crash would, after `units` units were finished (and checkpointed) here.
+class InterruptAfter final : public ProgressSink {
+ public:
+  explicit InterruptAfter(std::size_t units) : left_(units) {}
+  void start(double, double, std::size_t, std::size_t) override {}
+  void advance(double, std::size_t) override {
+    if (--left_ == 0) throw Interrupted("interrupted by the test");
+  }
+  void finish() override {}
+
+ private:
+  std::size_t left_;
+};
+
+// Mirrors run_command: run, write the files, drop the checkpoint. stop_after > 0 interrupts
+// the run after that many units.
 StudyResult run_into(const ExperimentSpec& spec, const fs::path& dir, std::size_t stop_after = 0) {
   const SweepGrid grid(spec);
   RunnerOptions options;
   options.checkpoint_dir = dir;
-  options.stop_after_units = stop_after;
+  InterruptAfter interrupt(stop_after);
+  if (stop_after > 0) options.progress = &interrupt;
   StudyResult result = run_study(grid, options);
   write_study_outputs(dir, grid, result);
   fs::remove(checkpoint_path(dir));
@@ -148,11 +169,11 @@ TEST(Runner, InterruptedRunResumesAndMatchesAnUninterruptedOne) {
   const fs::path resumed = fresh_dir("resumed");
   run_into(spec, whole);
 
-  EXPECT_THROW(run_into(spec, resumed, 5), StudyInterrupted);
+  EXPECT_THROW(run_into(spec, resumed, 5), Interrupted);
   EXPECT_TRUE(fs::exists(checkpoint_path(resumed)));
   EXPECT_FALSE(fs::exists(resumed / "results.csv"));
   // A second interruption after more work, then completion.
-  EXPECT_THROW(run_into(spec, resumed, 3), StudyInterrupted);
+  EXPECT_THROW(run_into(spec, resumed, 3), Interrupted);
   const StudyResult result = run_into(spec, resumed);
   EXPECT_EQ(result.units_resumed, 8u);
   EXPECT_EQ(result.units_total, SweepGrid(spec).num_points());
@@ -171,7 +192,7 @@ TEST(Runner, InterruptedRunResumesAndMatchesAnUninterruptedOne) {
 TEST(Runner, CheckpointOfAnotherStudyIsIgnored) {
   const fs::path dir = fresh_dir("other");
   const ExperimentSpec spec = make_spec(kStudy);
-  EXPECT_THROW(run_into(spec, dir, 4), StudyInterrupted);
+  EXPECT_THROW(run_into(spec, dir, 4), Interrupted);
   std::string text = kStudy;
   text.replace(text.find("trials: 6"), 9, "trials: 5");
   const StudyResult result = run_into(make_spec(text), dir);

@@ -1,4 +1,4 @@
-#include "collsim/models/arrival_yaml.hpp"
+#include "collsim/models/formats/arrival_yaml.hpp"
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>

@@ -1,4 +1,4 @@
-#include "collsim/models/measurement_csv.hpp"
+#include "collsim/models/formats/measurement_csv.hpp"
 
 #include <gtest/gtest.h>
 

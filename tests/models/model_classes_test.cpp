@@ -8,7 +8,7 @@
 
 #include "collsim/models/calibration.hpp"
 #include "collsim/models/error.hpp"
-#include "collsim/models/model_file.hpp"
+#include "collsim/models/formats/model_file.hpp"
 #include "collsim/models/topology.hpp"
 #include "test_support.hpp"
 

@@ -1,4 +1,4 @@
-#include "collsim/models/model_file.hpp"
+#include "collsim/models/formats/model_file.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "collsim/models/nccl_log.hpp"
+#include "collsim/models/formats/nccl_log.hpp"
 
 #include <gtest/gtest.h>
 

@@ -14,7 +14,7 @@
 
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/models/error.hpp"
-#include "collsim/models/model_file.hpp"
+#include "collsim/models/formats/model_file.hpp"
 #include "collsim/models/topology.hpp"
 #include "collsim/sim/calibrate.hpp"
 #include "collsim/sim/replay_engine.hpp"

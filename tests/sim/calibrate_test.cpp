@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -180,7 +181,7 @@ TEST(RunCalibration, ReadsWhatCollsimCudaWrites) {
   const LinkModel truth = link(5e-6, 250e9);
   std::string csv = std::string(cv::kMeasurementCsvHeader) + "\n";
   const auto add = [&](const std::string& algorithm, std::uint32_t n, std::uint64_t size, double delay, std::int64_t straggler,
-                       double time, cv::CollectiveKind kind) {
+                       double time, std::optional<Collective> collective) {
     for (std::uint32_t it = 0; it < 3; ++it) {
       cv::MeasurementRow row;
       row.algorithm = algorithm;
@@ -193,18 +194,18 @@ TEST(RunCalibration, ReadsWhatCollsimCudaWrites) {
       row.device = "NVIDIA H100 80GB HBM3, SXM";
       row.driver_version = "13.0";
       row.nccl_version = "2.28.9";
-      cv::compute_bandwidths(row, kind);
+      cv::compute_bandwidths(row, collective);
       csv += cv::format_csv_row(row) + "\n";
     }
   };
   for (std::uint64_t s = 4096; s <= (1ull << 30); s *= 4) {
     const double ring = 14 * (truth.latency_s + static_cast<double>(s) / 8 / truth.bandwidth_Bps);
-    add("ring", 8, s, 0.0, -1, ring, cv::CollectiveKind::AllReduce);
-    add("nccl", 8, s, 0.0, -1, ring, cv::CollectiveKind::AllReduce);
-    add("ring", 8, s, 1e-3, 7, ring + 1e-3, cv::CollectiveKind::AllReduce);
+    add("ring", 8, s, 0.0, -1, ring, Collective::AllReduce);
+    add("nccl", 8, s, 0.0, -1, ring, Collective::AllReduce);
+    add("ring", 8, s, 1e-3, 7, ring + 1e-3, Collective::AllReduce);
     add("p2p", 2, s, 0.0, -1, truth.latency_s + static_cast<double>(s) / truth.bandwidth_Bps,
-        cv::CollectiveKind::PointToPoint);
-    add("reduce_kernel", 1, s, 0.0, -1, 1e-6 + static_cast<double>(s) * 1e-12, cv::CollectiveKind::LocalKernel);
+        Collective::SendRecv);
+    add("reduce_kernel", 1, s, 0.0, -1, 1e-6 + static_cast<double>(s) * 1e-12, std::nullopt);
   }
   const auto path = dir.path() / "measurements.csv";
   std::ofstream(path) << csv;

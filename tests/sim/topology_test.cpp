@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -180,13 +179,11 @@ TEST(Topology, ClusterRoutesAndCapacities) {
   EXPECT_NE(config_error([] { (void)make_nvswitch(4, kLink).leaf_of(0); }), "");
 }
 
-TEST(Topology, LargeClusterBuildsQuickly) {
-  const auto begin = std::chrono::steady_clock::now();
+// Build time against n is collsim_bench_topology's job; this checks the structure at scale.
+TEST(Topology, LargeClusterLinksAndRoutes) {
   const Topology t = make_cluster(8192, ClusterSpec{});
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   t.check();
   EXPECT_EQ(t.links.size(), 4u * 8192 + 2 * t.num_leaves());
-  EXPECT_LT(seconds, 1.0);  // routes are formulas: building is linear in n
   EXPECT_EQ(t.route(8191, 0).size(), 4u);
 }
 

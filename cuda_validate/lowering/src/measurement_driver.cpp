@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/cuda_validate/measurement_csv.hpp"
@@ -19,7 +20,7 @@ constexpr std::size_t kBytesPerElement = sizeof(float);
 // One configuration: what to call and how to label its rows.
 struct Configuration {
   std::string algorithm;
-  CollectiveKind kind = CollectiveKind::AllReduce;
+  std::optional<Collective> collective;  ///< nullopt: a local kernel, no collective
   Rank n = 0;
   std::uint64_t size_bytes = 0;
   double delay_s = 0.0;
@@ -68,7 +69,7 @@ class Driver {
       const std::size_t count = usable_count(size, 1, std::string(kNcclAllReduceName));
       if (count == 0) continue;
       for (double delay : options_.delays_s) {
-        measure(Configuration{std::string(kNcclAllReduceName), CollectiveKind::AllReduce, options_.gpus,
+        measure(Configuration{std::string(kNcclAllReduceName), Collective::AllReduce, options_.gpus,
                               count * kBytesPerElement, delay, options_.straggler, [=, this] {
                                 return backend_.run_nccl_allreduce(options_.gpus, count, options_.straggler, delay);
                               }});
@@ -85,7 +86,7 @@ class Driver {
       if (count == 0) continue;
       const LoweredSchedule lowered = lower_schedule(schedule, lowering_options_for(options_, algorithm, count));
       for (double delay : options_.delays_s) {
-        measure(Configuration{algorithm, CollectiveKind::AllReduce, options_.gpus, count * kBytesPerElement, delay,
+        measure(Configuration{algorithm, Collective::AllReduce, options_.gpus, count * kBytesPerElement, delay,
                               options_.straggler,
                               [&lowered, delay, this] {
                                 return backend_.run_schedule(lowered, options_.straggler, delay);
@@ -105,13 +106,13 @@ class Driver {
       const std::size_t count = usable_count(size, multiple, name);
       if (count == 0) continue;
       if (micro == MicroBenchmark::P2p) {
-        measure(Configuration{name, CollectiveKind::PointToPoint, 2, count * kBytesPerElement, 0.0, -1,
+        measure(Configuration{name, Collective::SendRecv, 2, count * kBytesPerElement, 0.0, -1,
                               [=, this] { return backend_.run_p2p(count); }});
       } else if (micro == MicroBenchmark::Reduce) {
-        measure(Configuration{name, CollectiveKind::LocalKernel, 1, count * kBytesPerElement, 0.0, -1,
+        measure(Configuration{name, std::nullopt, 1, count * kBytesPerElement, 0.0, -1,
                               [=, this] { return backend_.run_reduce_kernel(count); }});
       } else {
-        measure(Configuration{name, CollectiveKind::ReduceScatter, static_cast<Rank>(ready.size()),
+        measure(Configuration{name, Collective::ReduceScatter, static_cast<Rank>(ready.size()),
                               count * kBytesPerElement, 0.0, -1,
                               [=, this] { return backend_.run_reduce_scatter(ready, count); }});
       }
@@ -119,7 +120,7 @@ class Driver {
   }
 
   void measure(const Configuration& config) {
-    std::ostream& out = config.kind == CollectiveKind::AllReduce ? *csv_ : *micro_csv_;
+    std::ostream& out = config.collective == Collective::AllReduce ? *csv_ : *micro_csv_;
     ++summary_.configurations;
     const std::string label = fmt::format("{} n={} size={} delay={}", config.algorithm, config.n,
                                           format_size(static_cast<double>(config.size_bytes)),
@@ -149,7 +150,7 @@ class Driver {
       row.device = info_.device;
       row.driver_version = info_.driver_version;
       row.nccl_version = info_.nccl_version;
-      compute_bandwidths(row, config.kind);
+      compute_bandwidths(row, config.collective);
       rows.push_back(std::move(row));
     }
     for (const MeasurementRow& row : rows) fmt::print(out, "{}\n", format_csv_row(row));

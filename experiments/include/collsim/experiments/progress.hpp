@@ -9,7 +9,22 @@
 
 namespace collsim {
 
-class Progress {
+/// What the sweep runner reports as it works, on the root process only. Progress shows it to
+/// people; tests observe a run through it, or stop one by throwing from advance() (the
+/// checkpoint then holds what a crash at that moment would have left).
+class ProgressSink {
+ public:
+  virtual ~ProgressSink() = default;
+  /// Totals of the run. `work` is an arbitrary cost measure; the work and trials already done
+  /// (resumed from a checkpoint) are included in done_work and done_trials.
+  virtual void start(double total_work, double done_work, std::size_t total_trials, std::size_t done_trials) = 0;
+  /// One more unit finished (and checkpointed) with this much work and these many trials.
+  virtual void advance(double work, std::size_t trials) = 0;
+  /// Every unit is finished.
+  virtual void finish() = 0;
+};
+
+class Progress final : public ProgressSink {
  public:
   enum class Style { Bar, Lines };
 
@@ -22,11 +37,11 @@ class Progress {
 
   /// Sets the totals. `work` is an arbitrary cost measure (the ETA is work-weighted); the work
   /// and trials already done (resumed from a checkpoint) count as done but not into the rate.
-  void start(double total_work, double done_work, std::size_t total_trials, std::size_t done_trials);
+  void start(double total_work, double done_work, std::size_t total_trials, std::size_t done_trials) override;
   /// Records finished work and redraws when due.
-  void advance(double work, std::size_t trials);
+  void advance(double work, std::size_t trials) override;
   /// Final line (always printed, ends the bar with a newline).
-  void finish();
+  void finish() override;
 
   /// The text of the current state, e.g. "run smoke: 45% 450/1000 trials, 12 s elapsed, ETA 15 s".
   std::string status() const;

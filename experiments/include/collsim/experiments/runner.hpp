@@ -67,26 +67,17 @@ struct StudyResult {
   int processes = 1;
 };
 
-/// Thrown by the runner's test hook (RunnerOptions::stop_after_units) to simulate a crash.
-class StudyInterrupted : public Error {
- public:
-  using Error::Error;
-};
-
 using EngineFactory = std::function<std::unique_ptr<Engine>(std::string_view name)>;
 
 struct RunnerOptions {
   /// Directory of the checkpoint file; empty = no checkpoint (nothing resumed, nothing saved).
   std::filesystem::path checkpoint_dir;
   /// Progress reporting on the root; null = silent.
-  Progress* progress = nullptr;
+  ProgressSink* progress = nullptr;
   /// Engines by name; empty = make_engine.
   EngineFactory engine_factory;
   /// Work split over processes; null = single process.
   WorkSplit* split = nullptr;
-  /// Test hook: after this many units simulated by this process, throw StudyInterrupted
-  /// (0 = never). The checkpoint then holds exactly what a crash would have left.
-  std::size_t stop_after_units = 0;
   /// Schedules kept in memory per process, in bytes (least recently used evicted first).
   std::size_t schedule_cache_bytes = std::size_t{1536} << 20;
 };
@@ -96,7 +87,7 @@ std::filesystem::path checkpoint_path(const std::filesystem::path& dir);
 
 /// Runs every unit of `grid` not already in the checkpoint. Throws ConfigError/ScheduleError
 /// from engines, schedules and topologies (on MPI, an error on any rank is rethrown on the
-/// root naming that rank), StudyInterrupted from the test hook, Error for checkpoint I/O.
+/// root naming that rank), Error for checkpoint I/O, and whatever `progress` throws.
 StudyResult run_study(const SweepGrid& grid, const RunnerOptions& options);
 
 }  // namespace collsim

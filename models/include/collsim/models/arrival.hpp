@@ -1,6 +1,6 @@
 // Arrival models: when each rank reaches the collective in one iteration.
 //
-// An ArrivalSpec is plain data (from YAML, see arrival_yaml.hpp, or the CLI, arrival_cli.hpp).
+// An ArrivalSpec is plain data (from YAML, see formats/arrival_yaml.hpp, or the command line, experiments/arrival_flags.hpp).
 // make_arrivals / ArrivalProcess turn it into per-rank arrival times in seconds, with the
 // earliest arrival at 0 by convention.
 //

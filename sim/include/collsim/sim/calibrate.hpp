@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "collsim/models/calibration.hpp"
-#include "collsim/models/model_file.hpp"
-#include "collsim/models/nccl_log.hpp"
+#include "collsim/models/collective.hpp"
+#include "collsim/models/formats/model_file.hpp"
 
 namespace collsim {
 

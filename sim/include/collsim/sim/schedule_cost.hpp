@@ -17,8 +17,8 @@
 
 #include "collsim/algorithms/schedule.hpp"
 #include "collsim/models/calibration.hpp"
+#include "collsim/models/collective.hpp"
 #include "collsim/models/link_model.hpp"
-#include "collsim/models/nccl_log.hpp"
 #include "collsim/models/topology.hpp"
 
 namespace collsim {

@@ -12,7 +12,8 @@
 //   iteration       0-based index among the measured iterations (warm-up ones are not written)
 //   time_s          first start to last finish over the GPUs, seconds, including the delay
 //   algbw_GBps      size_bytes / time_s / 1e9 (nccl-tests convention; includes the delay)
-//   busbw_GBps      algbw_GBps * bus factor: AllReduce 2(n-1)/n, ReduceScatter (n-1)/n, else 1
+//   busbw_GBps      algbw_GBps * bus_factor (models/collective.hpp): AllReduce 2(n-1)/n,
+//                   ReduceScatter (n-1)/n, p2p and reduce_kernel 1
 //   device          CUDA device name of GPU 0 (quoted if it contains a comma or quote)
 //   driver_version  CUDA driver version, "13.0"
 //   nccl_version    NCCL version, "2.28.9"
@@ -20,8 +21,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "collsim/models/collective.hpp"
 
 namespace collsim::cuda_validate {
 
@@ -29,13 +33,6 @@ namespace collsim::cuda_validate {
 inline constexpr std::string_view kMeasurementCsvHeader =
     "algorithm,n,size_bytes,delay_s,straggler,iteration,time_s,algbw_GBps,busbw_GBps,device,driver_version,"
     "nccl_version";
-
-/// What the bus factor of a row is computed from.
-enum class CollectiveKind : std::uint8_t { AllReduce, ReduceScatter, PointToPoint, LocalKernel };
-
-/// nccl-tests' bus bandwidth factor: AllReduce 2(n-1)/n, ReduceScatter (n-1)/n, others 1.
-/// Throws ConfigError for n == 0.
-double bus_factor(CollectiveKind kind, std::uint32_t n);
 
 /// One CSV row.
 struct MeasurementRow {
@@ -53,12 +50,10 @@ struct MeasurementRow {
   std::string nccl_version;
 };
 
-/// Fills algbw_GBps and busbw_GBps of `row` from size_bytes, time_s, n and `kind`.
-/// Throws ConfigError if time_s is not positive.
-void compute_bandwidths(MeasurementRow& row, CollectiveKind kind);
-
-/// Quotes a field per RFC 4180 when it contains a comma, quote or line break.
-std::string csv_field(std::string_view text);
+/// Fills algbw_GBps and busbw_GBps of `row` from size_bytes, time_s, n and `collective`
+/// (bus_factor of models; nullopt for a local kernel, which moves nothing over a bus: busbw =
+/// algbw). Throws ConfigError if time_s is not positive.
+void compute_bandwidths(MeasurementRow& row, std::optional<Collective> collective);
 
 /// One data line, without the line break.
 std::string format_csv_row(const MeasurementRow& row);

@@ -1,4 +1,4 @@
-#include "collsim/models/measurement_csv.hpp"
+#include "collsim/models/formats/measurement_csv.hpp"
 
 #include <fmt/format.h>
 
@@ -10,8 +10,8 @@
 #include <optional>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/nccl_log.hpp"
 #include "collsim/models/quote.hpp"
-#include "collsim/models/nccl_log.hpp"
 #include "text.hpp"
 
 namespace collsim {

@@ -1,4 +1,4 @@
-#include "collsim/models/json.hpp"
+#include "collsim/models/formats/json.hpp"
 
 #include <fmt/format.h>
 

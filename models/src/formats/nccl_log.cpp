@@ -1,4 +1,4 @@
-#include "collsim/models/nccl_log.hpp"
+#include "collsim/models/formats/nccl_log.hpp"
 
 #include <fmt/format.h>
 
@@ -20,16 +20,6 @@
 
 namespace collsim {
 namespace {
-
-struct CollectiveName {
-  std::string_view name;
-  Collective collective;
-};
-
-constexpr std::array<CollectiveName, 4> kCollectives{{{"all_reduce", Collective::AllReduce},
-                                                      {"reduce_scatter", Collective::ReduceScatter},
-                                                      {"all_gather", Collective::AllGather},
-                                                      {"sendrecv", Collective::SendRecv}}};
 
 using text::trim;
 
@@ -139,17 +129,6 @@ std::optional<std::uint64_t> field_after(std::string_view text, std::string_view
     if (end > i) return to_uint(std::string_view(haystack).substr(i, end - i));
   }
   return std::nullopt;
-}
-
-/// busbw / algbw as nccl-tests computes it for `collective` on n ranks.
-double bus_factor(Collective collective, double n) {
-  switch (collective) {
-    case Collective::AllReduce: return 2.0 * (n - 1) / n;
-    case Collective::ReduceScatter:
-    case Collective::AllGather: return (n - 1) / n;
-    case Collective::SendRecv: return 1.0;
-  }
-  return 1.0;
 }
 
 // What the column header line says about the leading columns.
@@ -354,9 +333,9 @@ class Parser {
     std::vector<std::string> unsupported;
     for (const auto& name : mentioned_) {
       bool known = false;
-      for (const auto& entry : kCollectives) {
-        if (name == fmt::format("{}_perf", entry.name)) {
-          found.insert(entry.collective);
+      for (const Collective c : kCollectives) {
+        if (name == fmt::format("{}_perf", collective_name(c))) {
+          found.insert(c);
           known = true;
         }
       }
@@ -442,7 +421,7 @@ class Parser {
       throw ConfigError(fmt::format("{}: nranks = {} (from {}) is outside 2..{}", source_, *n, log_.nranks_from, 1u << 20));
     }
     if (informative) {
-      const double expected = bus_factor(log_.collective, static_cast<double>(*n));
+      const double expected = bus_factor(log_.collective, *n);
       if (std::fabs(ratio / expected - 1.0) > tolerance) {
         const std::string message = fmt::format(
             "{}: nranks = {} (from {}) contradicts busbw/algbw = {:.4f} at line {} (expected {:.4f} for {})",
@@ -465,24 +444,6 @@ class Parser {
 };
 
 }  // namespace
-
-const char* collective_name(Collective collective) {
-  for (const auto& entry : kCollectives) {
-    if (entry.collective == collective) return entry.name.data();
-  }
-  return "unknown";
-}
-
-Collective parse_collective(std::string_view name, std::string_view what) {
-  std::string_view base = trim(name);
-  if (base.size() > 5 && base.substr(base.size() - 5) == "_perf") base.remove_suffix(5);
-  for (const auto& entry : kCollectives) {
-    if (entry.name == base) return entry.collective;
-  }
-  throw ConfigError(fmt::format("{}: unknown or unsupported collective '{}' (known: all_reduce, reduce_scatter, "
-                                "all_gather, sendrecv)",
-                                what, quote_excerpt(name)));
-}
 
 NcclLog parse_nccl_log(std::string_view text, std::string_view source, const NcclLogOptions& options) {
   if (options.nranks && *options.nranks < 2) {

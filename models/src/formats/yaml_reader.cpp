@@ -1,4 +1,4 @@
-#include "collsim/models/yaml_reader.hpp"
+#include "collsim/models/formats/yaml_reader.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "collsim/models/model_file.hpp"
+#include "collsim/models/formats/model_file.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -7,11 +7,11 @@
 #include <cmath>
 #include <initializer_list>
 
-#include "collsim/models/atomic_file.hpp"
 #include "collsim/models/error.hpp"
-#include "collsim/models/nccl_log.hpp"
+#include "collsim/models/formats/atomic_file.hpp"
+#include "collsim/models/formats/nccl_log.hpp"
+#include "collsim/models/formats/yaml_reader.hpp"
 #include "collsim/models/units.hpp"
-#include "collsim/models/yaml_reader.hpp"
 
 namespace collsim {
 namespace {

@@ -16,17 +16,9 @@
 #include <string_view>
 #include <vector>
 
+#include "collsim/models/collective.hpp"
+
 namespace collsim {
-
-/// The collectives whose nccl-tests tables collsim can explain with a schedule.
-enum class Collective : std::uint8_t { AllReduce, ReduceScatter, AllGather, SendRecv };
-
-/// "all_reduce", "reduce_scatter", "all_gather", "sendrecv".
-const char* collective_name(Collective collective);
-
-/// Parses a collective name: the names above, also with the nccl-tests "_perf" suffix.
-/// Throws ConfigError naming `what` and the text, listing the known names.
-Collective parse_collective(std::string_view name, std::string_view what = "collective");
 
 /// One data row of an nccl-tests table (size > 0; size-0 rows are counted, not kept).
 struct NcclLogRow {

@@ -1,4 +1,4 @@
-#include "collsim/models/arrival_yaml.hpp"
+#include "collsim/models/formats/arrival_yaml.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -10,9 +10,10 @@
 #include <vector>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/yaml_reader.hpp"
 #include "collsim/models/units.hpp"
-#include "collsim/models/yaml_reader.hpp"
 #include "collsim/models/distribution_params.hpp"
+#include "collsim/models/formats/yaml_reader.hpp"
 
 namespace collsim {
 namespace {

@@ -10,10 +10,10 @@
 #include <initializer_list>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/yaml_reader.hpp"
 #include "collsim/models/quote.hpp"
 #include "collsim/models/topology.hpp"
 #include "collsim/models/units.hpp"
-#include "collsim/models/yaml_reader.hpp"
 
 #ifndef COLLSIM_SOURCE_DIR
 #error "COLLSIM_SOURCE_DIR must be defined by the build (models/CMakeLists.txt)"

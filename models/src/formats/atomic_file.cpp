@@ -1,4 +1,4 @@
-#include "collsim/models/atomic_file.hpp"
+#include "collsim/models/formats/atomic_file.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
