@@ -8,8 +8,8 @@ namespace {
 
 TEST(MeasurementCsv, HeaderIsTheDocumentedSchema) {
   EXPECT_EQ(kMeasurementCsvHeader,
-            "algorithm,n,size_bytes,delay_s,straggler,iteration,time_s,algbw_GBps,busbw_GBps,device,driver_version,"
-            "nccl_version");
+            "algorithm,n,size_bytes,delay_s,straggler,iteration,time_s,algbw_GBps,busbw_GBps,launch,nccl_algo,"
+            "nccl_proto,device,driver_version,nccl_version");
 }
 
 TEST(MeasurementCsv, RowFormatAndBandwidths) {
@@ -27,7 +27,8 @@ TEST(MeasurementCsv, RowFormatAndBandwidths) {
   compute_bandwidths(row, CollectiveKind::AllReduce);
   EXPECT_DOUBLE_EQ(row.algbw_GBps, 2.0);
   EXPECT_DOUBLE_EQ(row.busbw_GBps, 3.5);
-  EXPECT_EQ(format_csv_row(row), "ring,8,1000000000,0.005,7,3,0.5,2,3.5,NVIDIA H100 80GB HBM3,13.0,2.28.9");
+  row.launch = "gated";
+  EXPECT_EQ(format_measurement_csv_row(row), "ring,8,1000000000,0.005,7,3,0.5,2,3.5,gated,,,NVIDIA H100 80GB HBM3,13.0,2.28.9");
 
   row.time_s = 0;
   EXPECT_THROW(compute_bandwidths(row, CollectiveKind::AllReduce), ConfigError);
@@ -39,13 +40,6 @@ TEST(MeasurementCsv, BusFactors) {
   EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::PointToPoint, 2), 1.0);
   EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::LocalKernel, 1), 1.0);
   EXPECT_THROW(bus_factor(CollectiveKind::AllReduce, 0), ConfigError);
-}
-
-TEST(MeasurementCsv, QuotesFieldsThatNeedIt) {
-  EXPECT_EQ(csv_field("plain"), "plain");
-  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
-  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-  EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
 }
 
 }  // namespace

@@ -29,21 +29,4 @@ void compute_bandwidths(MeasurementRow& row, CollectiveKind kind) {
   row.busbw_GBps = row.algbw_GBps * bus_factor(kind, row.n);
 }
 
-std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  quoted += '"';
-  return quoted;
-}
-
-std::string format_csv_row(const MeasurementRow& row) {
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(row.algorithm), row.n, row.size_bytes,
-                     row.delay_s, row.straggler, row.iteration, row.time_s, row.algbw_GBps, row.busbw_GBps,
-                     csv_field(row.device), csv_field(row.driver_version), csv_field(row.nccl_version));
-}
-
 }  // namespace collsim::cuda_validate

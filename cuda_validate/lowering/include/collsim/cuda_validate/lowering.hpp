@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collsim/algorithms/schedule.hpp"
@@ -114,6 +115,16 @@ struct LoweringOptions {
   /// without transfers stays as it is (nothing to replace).
   std::string nccl_reduce_scatter_phase;
 };
+
+/// The phase that `--phase1 nccl` runs as one ncclReduceScatter (StragglAR's phase 1).
+inline constexpr std::string_view kReadyReduceScatterPhase = "reduce_scatter";
+
+/// Whether `schedule` was built around a straggler (schedule.straggler >= 0) and has a phase
+/// named kReadyReduceScatterPhase: the ReduceScatter among the ready ranks that collsim-cuda can
+/// run as one ncclReduceScatter. Why from the schedule and not the algorithm's name: the facts
+/// about an algorithm live in its registry row or in what it generates; ring also has a
+/// "reduce_scatter" phase, but over every rank, and it must keep its own rounds.
+bool has_ready_reduce_scatter(const Schedule& schedule);
 
 /// Lowers `schedule`. Throws ScheduleError if the schedule is malformed for execution (rank or
 /// chunk out of range, a rank sending to itself, two transfers of one round writing overlapping

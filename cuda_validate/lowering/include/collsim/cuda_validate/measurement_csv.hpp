@@ -1,18 +1,26 @@
-// The measurements CSV written by collsim-cuda and read by `collsim calibrate`.
+// The measurements CSV written by collsim-cuda and read by `collsim calibrate`. The row type,
+// header and writer live with the reader in collsim/models/measurement_csv.hpp (one struct for
+// both ends); this file adds what only the producer computes (bus factors, bandwidths).
 //
 // Schema (fixed column order, one header line, then one row per measured iteration; no comments):
 //   algorithm       registry name (stragglar, ring, ...) or "nccl" for native ncclAllReduce;
 //                   in the separate micro-benchmark file: "p2p", "reduce_kernel",
-//                   "reduce_scatter_nccl"
-//   n               GPUs taking part (p2p: 2, reduce_kernel: 1, reduce_scatter_nccl: N-1)
-//   size_bytes      buffer size actually used, bytes (AllReduce and ReduceScatter: the whole
-//                   input buffer of one rank; p2p: the message; reduce_kernel: the vector added)
+//                   "reduce_scatter_nccl", "empty_timed_run"
+//   n               GPUs taking part (p2p: 2, reduce_kernel: 1, reduce_scatter_nccl: N-1,
+//                   empty_timed_run: the participants of the runs it stands for)
+//   size_bytes      buffer size actually used, whole bytes (AllReduce and ReduceScatter: the
+//                   whole input buffer of one rank; p2p: the message; reduce_kernel: the vector
+//                   added; empty_timed_run: 4, one float per rank initialised)
 //   delay_s         injected straggler delay, seconds (0 for micro-benchmarks)
 //   straggler       delayed rank, -1 for micro-benchmarks
 //   iteration       0-based index among the measured iterations (warm-up ones are not written)
 //   time_s          first start to last finish over the GPUs, seconds, including the delay
 //   algbw_GBps      size_bytes / time_s / 1e9 (nccl-tests convention; includes the delay)
 //   busbw_GBps      algbw_GBps * bus factor: AllReduce 2(n-1)/n, ReduceScatter (n-1)/n, else 1
+//   launch          "gated" (GPUs held until the host enqueued the whole run: device time only)
+//                   or "ungated" (host enqueue time included)
+//   nccl_algo       NCCL_ALGO of the process environment, empty when unset
+//   nccl_proto      NCCL_PROTO of the process environment, empty when unset
 //   device          CUDA device name of GPU 0 (quoted if it contains a comma or quote)
 //   driver_version  CUDA driver version, "13.0"
 //   nccl_version    NCCL version, "2.28.9"
@@ -20,15 +28,10 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <string_view>
+
+#include "collsim/models/measurement_csv.hpp"
 
 namespace collsim::cuda_validate {
-
-/// The header line, without the line break.
-inline constexpr std::string_view kMeasurementCsvHeader =
-    "algorithm,n,size_bytes,delay_s,straggler,iteration,time_s,algbw_GBps,busbw_GBps,device,driver_version,"
-    "nccl_version";
 
 /// What the bus factor of a row is computed from.
 enum class CollectiveKind : std::uint8_t { AllReduce, ReduceScatter, PointToPoint, LocalKernel };
@@ -37,30 +40,8 @@ enum class CollectiveKind : std::uint8_t { AllReduce, ReduceScatter, PointToPoin
 /// Throws ConfigError for n == 0.
 double bus_factor(CollectiveKind kind, std::uint32_t n);
 
-/// One CSV row.
-struct MeasurementRow {
-  std::string algorithm;
-  std::uint32_t n = 0;
-  std::uint64_t size_bytes = 0;
-  double delay_s = 0.0;
-  std::int64_t straggler = -1;
-  std::uint32_t iteration = 0;
-  double time_s = 0.0;
-  double algbw_GBps = 0.0;
-  double busbw_GBps = 0.0;
-  std::string device;
-  std::string driver_version;
-  std::string nccl_version;
-};
-
 /// Fills algbw_GBps and busbw_GBps of `row` from size_bytes, time_s, n and `kind`.
 /// Throws ConfigError if time_s is not positive.
 void compute_bandwidths(MeasurementRow& row, CollectiveKind kind);
-
-/// Quotes a field per RFC 4180 when it contains a comma, quote or line break.
-std::string csv_field(std::string_view text);
-
-/// One data line, without the line break.
-std::string format_csv_row(const MeasurementRow& row);
 
 }  // namespace collsim::cuda_validate
