@@ -115,8 +115,9 @@ DeviceProbe probe_devices() {
                            : status == cudaErrorNoDevice            ? ProbeStatus::NoDevice
                            : status == cudaErrorInsufficientDriver ? ProbeStatus::InsufficientDriver
                                                                     : ProbeStatus::OtherError;
-  const std::string error =
-      status == cudaSuccess ? std::string() : fmt::format("{}: {}", cudaGetErrorName(status), cudaGetErrorString(status));
+  const std::string error = status == cudaSuccess
+                                ? std::string()
+                                : fmt::format("{}: {}", cudaGetErrorName(status), cudaGetErrorString(status));
   return classify_device_probe(kind, error, driver, runtime, count);
 }
 

@@ -96,8 +96,8 @@ void preload_kernels() {
   // cudaFuncGetAttributes loads the kernel's module on the current device (lazy loading would
   // otherwise do it at the first launch).
   cudaFuncAttributes attributes{};
-  check_cuda(cudaFuncGetAttributes(&attributes, fill_input_kernel), "cudaFuncGetAttributes(fill_input_kernel)", __FILE__,
-             __LINE__);
+  check_cuda(cudaFuncGetAttributes(&attributes, fill_input_kernel), "cudaFuncGetAttributes(fill_input_kernel)",
+             __FILE__, __LINE__);
   check_cuda(cudaFuncGetAttributes(&attributes, reduce_add_scalar_kernel),
              "cudaFuncGetAttributes(reduce_add_scalar_kernel)", __FILE__, __LINE__);
   check_cuda(cudaFuncGetAttributes(&attributes, reduce_add_vector_kernel),

@@ -62,7 +62,9 @@ int run(const collsim::cuda_validate::RunOptions& options) {
              options.nccl_algo.empty() ? "(unset)" : options.nccl_algo,
              options.nccl_proto.empty() ? "(unset)" : options.nccl_proto,
              options.phase1 == Phase1Mode::Nccl ? "ncclReduceScatter" : "schedule rounds",
-             options.launch == LaunchMode::Gated ? "gated" : options.launch == LaunchMode::Ungated ? "ungated" : "both");
+             options.launch == LaunchMode::Gated     ? "gated"
+             : options.launch == LaunchMode::Ungated ? "ungated"
+                                                     : "both");
 
   const DriverSummary summary = run_measurements(options, runner, csv, micro_csv, std::cerr);
   if (file) file->commit();

@@ -66,7 +66,8 @@ bool looks_like_measurement_csv(std::string_view text);
 /// and lines starting with '#' are skipped.
 /// Throws ConfigError naming `source` (and line and column for row errors) for an empty file,
 /// a missing required or duplicated column, a wrong field count, a non-numeric or out-of-range
-/// number (n < 1, size not a positive whole number of bytes, time <= 0, delay < 0, straggler < -1 or >= n), or no data rows.
+/// number (n < 1, size not a positive whole number of bytes, time <= 0, delay < 0, straggler
+/// < -1 or >= n), a launch other than gated/ungated, or no data rows.
 MeasurementCsv parse_measurement_csv(std::string_view text, std::string_view source);
 
 /// Reads and parses a CSV file. Throws ConfigError when unreadable, as parse_measurement_csv otherwise.
