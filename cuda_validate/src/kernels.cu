@@ -92,6 +92,22 @@ void check_launch(const char* kernel) { check_cuda(cudaGetLastError(), kernel, _
 
 }  // namespace
 
+void preload_kernels() {
+  // cudaFuncGetAttributes loads the kernel's module on the current device (lazy loading would
+  // otherwise do it at the first launch).
+  cudaFuncAttributes attributes{};
+  check_cuda(cudaFuncGetAttributes(&attributes, fill_input_kernel), "cudaFuncGetAttributes(fill_input_kernel)",
+             __FILE__, __LINE__);
+  check_cuda(cudaFuncGetAttributes(&attributes, reduce_add_scalar_kernel),
+             "cudaFuncGetAttributes(reduce_add_scalar_kernel)", __FILE__, __LINE__);
+  check_cuda(cudaFuncGetAttributes(&attributes, reduce_add_vector_kernel),
+             "cudaFuncGetAttributes(reduce_add_vector_kernel)", __FILE__, __LINE__);
+  check_cuda(cudaFuncGetAttributes(&attributes, spin_kernel), "cudaFuncGetAttributes(spin_kernel)", __FILE__, __LINE__);
+  check_cuda(cudaFuncGetAttributes(&attributes, check_kernel), "cudaFuncGetAttributes(check_kernel)", __FILE__,
+             __LINE__);
+  check_cuda(cudaFuncGetAttributes(&attributes, gate_kernel), "cudaFuncGetAttributes(gate_kernel)", __FILE__, __LINE__);
+}
+
 void launch_fill_input(float* buffer, std::size_t count, std::uint32_t rank, cudaStream_t stream) {
   if (count == 0) return;
   fill_input_kernel<<<blocks_for(count), kThreads, 0, stream>>>(buffer, count, rank);

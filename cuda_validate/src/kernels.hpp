@@ -10,6 +10,10 @@
 
 namespace collsim::cuda_validate {
 
+/// Loads every kernel below on the current device now (CUDA loads lazily by default since 12.2,
+/// at the first launch, which may synchronise the context). Throws CudaError.
+void preload_kernels();
+
 /// buffer[e] = input_value(rank, e) for e in [0, count).
 void launch_fill_input(float* buffer, std::size_t count, std::uint32_t rank, cudaStream_t stream);
 

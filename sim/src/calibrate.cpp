@@ -136,15 +136,25 @@ void load_measurement_csv(const std::filesystem::path& path, const std::string& 
                           std::vector<std::string>& notes) {
   const MeasurementCsv csv = parse_measurement_csv(text, path.string());
   input.format = "collsim-csv";
-  using Key = std::tuple<std::string, std::uint32_t, double, std::int64_t>;
+  using Key = std::tuple<std::string, std::uint32_t, std::uint64_t, std::int64_t>;
   std::map<Key, std::size_t> index;
   struct Group {
     const MeasurementRow* first;
     std::vector<double> times;
   };
   std::vector<Group> groups;
+  std::size_t ungated = 0;
+  std::size_t empty_runs = 0;
   for (const auto& row : csv.rows) {
     if (row.delay_s > 0) {
+      ++input.skipped;
+      continue;
+    }
+    // Ungated rows include the host's enqueue time (collsim-cuda --launch both writes them next
+    // to the gated ones); the link model describes the devices, so fit the gated rows only.
+    // empty_timed_run rows are the timing frame's own cost, for subtracting by hand.
+    if (row.launch == "ungated" || row.algorithm == "empty_timed_run") {
+      ++(row.launch == "ungated" ? ungated : empty_runs);
       ++input.skipped;
       continue;
     }
@@ -154,7 +164,13 @@ void load_measurement_csv(const std::filesystem::path& path, const std::string& 
     groups[it->second].times.push_back(row.time_s);
   }
   if (groups.empty()) {
-    throw ConfigError(fmt::format("{}: every row has delay_s > 0; calibration needs delay-free runs", path.string()));
+    throw ConfigError(fmt::format("{}: every row has delay_s > 0, launch 'ungated' or is an empty_timed_run; "
+                                  "calibration needs delay-free gated runs",
+                                  path.string()));
+  }
+  if (ungated > 0) notes.push_back(fmt::format("{}: {} ungated rows not fitted (host enqueue time)", input.file, ungated));
+  if (empty_runs > 0) {
+    notes.push_back(fmt::format("{}: {} empty_timed_run rows not fitted (timing frame cost)", input.file, empty_runs));
   }
   const std::size_t delay_free_iterations = csv.rows.size() - input.skipped;
   std::set<std::uint32_t> ns;
@@ -167,7 +183,9 @@ void load_measurement_csv(const std::filesystem::path& path, const std::string& 
     if (!e.explained) {
       ++kernel_points;
       // Large sizes only: below a few MiB the kernel launch, not the arithmetic, dominates.
-      if (row.size_bytes >= 16.0 * 1024 * 1024) kernel_large.emplace_back(row.size_bytes, median_of(g.times));
+      if (row.size_bytes >= 16ull * 1024 * 1024) {
+        kernel_large.emplace_back(static_cast<double>(row.size_bytes), median_of(g.times));
+      }
       continue;
     }
     if (row.n < 2) {
@@ -181,7 +199,7 @@ void load_measurement_csv(const std::filesystem::path& path, const std::string& 
     p.algorithm = e.algorithm;
     p.straggler = e.straggler_aware ? row.straggler : -1;
     p.n = row.n;
-    p.size_bytes = row.size_bytes;
+    p.size_bytes = static_cast<double>(row.size_bytes);
     p.measured_s = median_of(g.times);
     points.push_back(std::move(p));
     ns.insert(row.n);

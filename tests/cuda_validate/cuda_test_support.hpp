@@ -55,7 +55,8 @@ inline std::optional<Schedule> try_generate(const std::string& name, Rank n, std
 /// input_value at the unpadded element index, and the result is mapped back to `count` elements.
 inline std::vector<std::vector<float>> reference_buffers(const Schedule& schedule, std::size_t count) {
   const ChunkSplit split(count, schedule.num_chunks);
-  const std::size_t padded_chunk = std::max<std::size_t>(1, split.size(0));
+  std::size_t padded_chunk = 1;
+  for (std::uint32_t c = 0; c < schedule.num_chunks; ++c) padded_chunk = std::max(padded_chunk, split.size(c));
   std::vector<std::vector<double>> padded(schedule.n, std::vector<double>(padded_chunk * schedule.num_chunks, 0.0));
   for (Rank r = 0; r < schedule.n; ++r) {
     for (std::uint32_t c = 0; c < schedule.num_chunks; ++c) {

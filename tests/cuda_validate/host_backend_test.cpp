@@ -81,7 +81,8 @@ TEST_P(EveryAlgorithm, HostBackendMatchesReferenceExecutor) {
       // collsim-cuda --phase1 nccl: StragglAR's phase 1 as one ncclReduceScatter.
       if (name == "stragglar") {
         for (std::size_t blocks : {1u, 3u, 17u}) {
-          expect_host_matches_reference(*schedule, blocks * schedule->num_chunks, "reduce_scatter");
+          expect_host_matches_reference(*schedule, blocks * kChunkAlignElements * schedule->num_chunks,
+                                        "reduce_scatter");
           if (HasFatalFailure()) return;
         }
       }
@@ -114,7 +115,7 @@ TEST(HostBackend, TwoPhaseScheduleWithAndWithoutNcclReduceScatter) {
       if (HasFatalFailure()) return;
     }
     for (std::size_t blocks : {1u, 4u, 9u}) {
-      expect_host_matches_reference(s, blocks * s.num_chunks, "reduce_scatter");
+      expect_host_matches_reference(s, blocks * kChunkAlignElements * s.num_chunks, "reduce_scatter");
       if (HasFatalFailure()) return;
     }
   }

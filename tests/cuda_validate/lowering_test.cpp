@@ -65,19 +65,19 @@ TEST(Lowering, ScratchSlotsAreAlignedAndSized) {
   p.begin_round();
   p.add(1, 0, 1, 1, Op::Reduce);
   p.add(2, 0, 2, 1, Op::Reduce);
-  const LoweredSchedule lowered = lower_schedule(s, LoweringOptions{30, true, ""});
+  const LoweredSchedule lowered = lower_schedule(s, LoweringOptions{120, true, ""});
   const Step& step = lowered.programs[0].steps.at(0);
   ASSERT_EQ(step.apply_ops.size(), 2u);
   EXPECT_EQ(step.apply_ops[0].scratch_offset, 0u);
   EXPECT_EQ(step.apply_ops[1].scratch_offset, kScratchAlignElements);
-  EXPECT_EQ(lowered.programs[0].scratch_elements, kScratchAlignElements + 10);
+  EXPECT_EQ(lowered.programs[0].scratch_elements, kScratchAlignElements + 40);
   EXPECT_EQ(lowered.programs[1].scratch_elements, 0u);
-  EXPECT_EQ(lowered.max_scratch_elements(), kScratchAlignElements + 10);
+  EXPECT_EQ(lowered.max_scratch_elements(), kScratchAlignElements + 40);
 }
 
 TEST(Lowering, EmptyChunksAreDroppedOnBothEnds) {
   const Schedule ring = generate_schedule("ring", AlgorithmOptions{8, {}, 0});
-  const LoweredSchedule lowered = lower_schedule(ring, LoweringOptions{3, true, ""});
+  const LoweredSchedule lowered = lower_schedule(ring, LoweringOptions{12, true, ""});  // 3 units of 4
   std::map<std::pair<Rank, Rank>, int> balance;
   std::size_t sends = 0;
   for (Rank r = 0; r < 8; ++r) {
@@ -139,14 +139,14 @@ TEST(Lowering, RejectsMalformedSchedules) {
 
 TEST(Lowering, ReduceScatterPhaseBecomesOneCollective) {
   const Schedule s = testing::make_two_phase_straggler_schedule(4);
-  const LoweredSchedule lowered = lower_schedule(s, LoweringOptions{30, true, "reduce_scatter"});
+  const LoweredSchedule lowered = lower_schedule(s, LoweringOptions{120, true, "reduce_scatter"});
   ASSERT_EQ(lowered.collectives.size(), 1u);
   const CollectiveSpec& spec = lowered.collectives[0];
   EXPECT_EQ(spec.ranks, (std::vector<Rank>{0, 1, 2}));
   EXPECT_EQ(spec.chunk_offset, 0u);
-  EXPECT_EQ(spec.block_elements, 10u);
+  EXPECT_EQ(spec.block_elements, 40u);
   EXPECT_EQ(spec.input.offset, 0u);
-  EXPECT_EQ(spec.input.count, 30u);
+  EXPECT_EQ(spec.input.count, 120u);
   EXPECT_EQ(lowered.num_rounds, s.num_rounds());
   for (Rank r = 0; r < 3; ++r) {
     const Step& first = lowered.programs[r].steps.at(0);
@@ -157,26 +157,26 @@ TEST(Lowering, ReduceScatterPhaseBecomesOneCollective) {
   }
   EXPECT_EQ(lowered.programs[3].steps.at(0).kind, Step::Kind::Group);
   const std::string listing = format_program(lowered, 1);
-  EXPECT_EQ(listing.substr(0, listing.find('\n')), "round 0: reduce_scatter among [0,1,2] of [0, 30) -> [10, 20)");
+  EXPECT_EQ(listing.substr(0, listing.find('\n')), "round 0: reduce_scatter among [0,1,2] of [0, 120) -> [40, 80)");
 }
 
 TEST(Lowering, ReduceScatterReplacementIsChecked) {
   const Schedule s = testing::make_two_phase_straggler_schedule(4);
-  EXPECT_THROW(lower_schedule(s, LoweringOptions{30, true, "phase_one"}), ConfigError);
-  // 31 elements in 3 chunks: 11, 10, 10 — ncclReduceScatter needs equal blocks.
+  EXPECT_THROW(lower_schedule(s, LoweringOptions{120, true, "phase_one"}), ConfigError);
+  // 124 elements = 31 units in 3 chunks: 44, 40, 40 — ncclReduceScatter needs equal blocks.
   try {
-    lower_schedule(s, LoweringOptions{31, true, "reduce_scatter"});
+    lower_schedule(s, LoweringOptions{124, true, "reduce_scatter"});
     FAIL() << "unequal blocks were accepted";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("unequal"), std::string::npos) << e.what();
   }
   // The completion phase is not a reduce-scatter.
-  EXPECT_THROW(lower_schedule(s, LoweringOptions{30, true, "completion"}), ConfigError);
+  EXPECT_THROW(lower_schedule(s, LoweringOptions{120, true, "completion"}), ConfigError);
   // A reduce-scatter with nothing after it leaves an incomplete AllReduce.
   Schedule rs_only = s;
   rs_only.phases.pop_back();
   try {
-    lower_schedule(rs_only, LoweringOptions{30, true, "reduce_scatter"});
+    lower_schedule(rs_only, LoweringOptions{120, true, "reduce_scatter"});
     FAIL() << "an incomplete AllReduce was accepted";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("would end with chunk"), std::string::npos) << e.what();
@@ -196,9 +196,19 @@ TEST(Lowering, RingReduceScatterPhaseCanAlsoBeReplaced) {
   // Ring's AllGather reads only the chunk each rank owns, so NCCL's untouched inputs elsewhere
   // do not matter; the check must accept it.
   const Schedule ring = generate_schedule("ring", AlgorithmOptions{5, {}, 0});
-  const LoweredSchedule lowered = lower_schedule(ring, LoweringOptions{50, true, "reduce_scatter"});
+  const LoweredSchedule lowered = lower_schedule(ring, LoweringOptions{200, true, "reduce_scatter"});
   ASSERT_EQ(lowered.collectives.size(), 1u);
   EXPECT_EQ(lowered.collectives[0].ranks.size(), 5u);
+}
+
+TEST(Lowering, OnlyAStragglerScheduleWithAReduceScatterPhaseHasAReadyReduceScatter) {
+  // Decided from the generated schedule, never from the algorithm's name.
+  EXPECT_TRUE(has_ready_reduce_scatter(testing::make_two_phase_straggler_schedule(4)));
+  EXPECT_FALSE(has_ready_reduce_scatter(generate_schedule("ring", AlgorithmOptions{4, {}, 0})))
+      << "ring's reduce_scatter phase involves every rank: no straggler";
+  Schedule no_phase = testing::make_two_phase_straggler_schedule(4);
+  no_phase.phases.erase(no_phase.phases.begin());
+  EXPECT_FALSE(has_ready_reduce_scatter(no_phase)) << "a straggler schedule without the phase (direct)";
 }
 
 }  // namespace

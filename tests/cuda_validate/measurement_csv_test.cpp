@@ -10,8 +10,8 @@ namespace {
 
 TEST(MeasurementCsv, HeaderIsTheDocumentedSchema) {
   EXPECT_EQ(kMeasurementCsvHeader,
-            "algorithm,n,size_bytes,delay_s,straggler,iteration,time_s,algbw_GBps,busbw_GBps,device,driver_version,"
-            "nccl_version");
+            "algorithm,n,size_bytes,delay_s,straggler,iteration,time_s,algbw_GBps,busbw_GBps,launch,nccl_algo,"
+            "nccl_proto,device,driver_version,nccl_version");
 }
 
 TEST(MeasurementCsv, RowFormatAndBandwidths) {
@@ -29,7 +29,8 @@ TEST(MeasurementCsv, RowFormatAndBandwidths) {
   compute_bandwidths(row, Collective::AllReduce);
   EXPECT_DOUBLE_EQ(row.algbw_GBps, 2.0);
   EXPECT_DOUBLE_EQ(row.busbw_GBps, 3.5);
-  EXPECT_EQ(format_csv_row(row), "ring,8,1000000000,0.005,7,3,0.5,2,3.5,NVIDIA H100 80GB HBM3,13.0,2.28.9");
+  row.launch = "gated";
+  EXPECT_EQ(format_measurement_csv_row(row), "ring,8,1000000000,0.005,7,3,0.5,2,3.5,gated,,,NVIDIA H100 80GB HBM3,13.0,2.28.9");
 
   row.time_s = 0;
   EXPECT_THROW(compute_bandwidths(row, Collective::AllReduce), ConfigError);
@@ -52,16 +53,6 @@ TEST(MeasurementCsv, BandwidthsOfEachKindOfRow) {
   EXPECT_DOUBLE_EQ(row.busbw_GBps, 4.0);
   row.n = 0;
   EXPECT_THROW(compute_bandwidths(row, Collective::AllReduce), ConfigError);
-}
-
-TEST(MeasurementCsv, QuotesTextFields) {
-  MeasurementRow row;
-  row.algorithm = "nccl";
-  row.n = 2;
-  row.size_bytes = 8;
-  row.time_s = 1.0;
-  row.device = "H100, \"SXM\"";
-  EXPECT_EQ(format_csv_row(row), "nccl,2,8,0,-1,0,1,0,0,\"H100, \"\"SXM\"\"\",,");
 }
 
 }  // namespace

@@ -45,15 +45,21 @@ TEST(RunOptions, Defaults) {
   EXPECT_EQ(o.algorithms.size(), 4u);
   EXPECT_EQ(o.sizes_bytes.size(), 11u);  // 1MiB..1GiB
   EXPECT_EQ(o.delays_s, (std::vector<double>{0.0}));
-  EXPECT_FALSE(o.gate);
+  EXPECT_EQ(o.launch, LaunchMode::Gated) << "host enqueue time is not measured by default";
+  EXPECT_EQ(o.timeout_s, 60.0);
 }
 
 TEST(RunOptions, OtherFlags) {
-  const RunOptions o = parse({"--algo=none", "--micro", "all", "--phase1", "schedule", "--gate", "--out", "-"});
+  const RunOptions o = parse({"--algo=none", "--micro", "all", "--phase1", "schedule", "--no-gate", "--out", "-"});
   EXPECT_TRUE(o.algorithms.empty());
-  EXPECT_EQ(o.micro.size(), 3u);
+  EXPECT_EQ(o.micro.size(), 4u);
+  EXPECT_EQ(o.micro.back(), MicroBenchmark::Empty);
   EXPECT_EQ(o.phase1, Phase1Mode::Schedule);
-  EXPECT_TRUE(o.gate);
+  EXPECT_EQ(o.launch, LaunchMode::Ungated);
+  EXPECT_EQ(parse({"--launch", "both"}).launch, LaunchMode::Both);
+  EXPECT_EQ(parse({"--no-gate", "--gate"}).launch, LaunchMode::Gated);
+  EXPECT_EQ(parse({"--timeout", "2min"}).timeout_s, 120.0);
+  EXPECT_EQ(micro_benchmark_name(MicroBenchmark::Empty), "empty_timed_run");
   EXPECT_EQ(o.out, "-");
   EXPECT_EQ(parse({"--micro", "p2p,reduce"}).micro,
             (std::vector<MicroBenchmark>{MicroBenchmark::P2p, MicroBenchmark::Reduce}));
@@ -125,6 +131,8 @@ TEST(RunOptions, RejectsOtherBadInput) {
   expect_rejected({"--micro-out="}, "empty path");
   expect_rejected({"--out", "-", "--micro", "all"}, "standard output");
   expect_rejected({"--algo", "none"}, "nothing to run");
+  expect_rejected({"--launch", "sometimes"}, "--launch: 'sometimes' is none of");
+  expect_rejected({"--timeout", "0.5s"}, "--timeout: '0.5s' is outside 1s..3600s");
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ TEST(MeasurementCsvReader, ParsesTheDocumentedSchema) {
   ASSERT_EQ(csv.rows.size(), 2u);
   EXPECT_EQ(csv.rows[0].algorithm, "ring");
   EXPECT_EQ(csv.rows[0].n, 8u);
-  EXPECT_EQ(csv.rows[0].size_bytes, 1048576.0);
+  EXPECT_EQ(csv.rows[0].size_bytes, 1048576u);
   EXPECT_EQ(csv.rows[0].straggler, -1);
   EXPECT_DOUBLE_EQ(csv.rows[0].time_s, 2.5e-5);
   EXPECT_EQ(csv.rows[0].device, "NVIDIA H100 80GB HBM3");
@@ -55,6 +55,41 @@ TEST(MeasurementCsvReader, ColumnsByNameInAnyOrderWithExtras) {
   EXPECT_EQ(csv.rows[0].line, 3u);
 }
 
+TEST(MeasurementCsvReader, ReadsWhatTheWriterWrites) {
+  MeasurementRow row;
+  row.algorithm = "stragglar";
+  row.n = 8;
+  row.size_bytes = 4'294'967'296;  // 4 GiB: past 32 bits, exact as an integer
+  row.delay_s = 0.005;
+  row.straggler = 7;
+  row.iteration = 3;
+  row.time_s = 0.0123456789;
+  row.algbw_GBps = 1.5;
+  row.busbw_GBps = 2.625;
+  row.launch = "gated";
+  row.nccl_algo = "allreduce:tree";
+  row.nccl_proto = "Simple";
+  row.device = "NVIDIA H100, SXM";
+  row.driver_version = "13.0";
+  row.nccl_version = "2.28.9";
+  const std::string line = format_measurement_csv_row(row);
+  EXPECT_EQ(line,
+            "stragglar,8,4294967296,0.005,7,3,0.0123456789,1.5,2.625,gated,allreduce:tree,Simple,\"NVIDIA H100, "
+            "SXM\",13.0,2.28.9");
+  const MeasurementCsv csv = parse_measurement_csv(std::string(kMeasurementCsvHeader) + "\n" + line + "\n", "m.csv");
+  ASSERT_EQ(csv.rows.size(), 1u);
+  const MeasurementRow& back = csv.rows[0];
+  EXPECT_EQ(back.size_bytes, row.size_bytes);
+  EXPECT_EQ(back.time_s, row.time_s);
+  EXPECT_EQ(back.launch, "gated");
+  EXPECT_EQ(back.nccl_algo, "allreduce:tree");
+  EXPECT_EQ(back.nccl_proto, "Simple");
+  EXPECT_EQ(back.device, row.device);
+  EXPECT_EQ(back.nccl_version, row.nccl_version);
+  expect_contains(error_of("algorithm,n,size_bytes,time_s,launch\nring,8,1024,1e-5,sometimes\n"),
+                  "column 'launch': 'sometimes' is neither 'gated' nor 'ungated'");
+}
+
 TEST(MeasurementCsvReader, Detection) {
   EXPECT_TRUE(looks_like_measurement_csv(kHeader));
   EXPECT_TRUE(looks_like_measurement_csv("\n# comment\nalgorithm,n,size_bytes,time_s\n"));
@@ -71,7 +106,8 @@ TEST(MeasurementCsvReader, BadInputs) {
   expect_contains(error_of(h + "ring,8,1048576,0,-1,0,2.5e-05\n"), "m.csv:2: expected 12 fields as in the header, found 7");
   expect_contains(error_of(h + "ring,eight,1048576,0,-1,0,2.5e-05,1,1,d,v,v\n"), "m.csv:2: column 'n': 'eight' is not an integer");
   expect_contains(error_of(h + "ring,0,1048576,0,-1,0,2.5e-05,1,1,d,v,v\n"), "column 'n': 0 is outside 1..");
-  expect_contains(error_of(h + "ring,8,1MiB,0,-1,0,2.5e-05,1,1,d,v,v\n"), "column 'size_bytes': '1MiB' is not a number");
+  expect_contains(error_of(h + "ring,8,1MiB,0,-1,0,2.5e-05,1,1,d,v,v\n"), "column 'size_bytes': '1MiB' is not an integer");
+  expect_contains(error_of(h + "ring,8,1.5,0,-1,0,2.5e-05,1,1,d,v,v\n"), "column 'size_bytes': '1.5' is not an integer");
   expect_contains(error_of(h + "ring,8,0,0,-1,0,2.5e-05,1,1,d,v,v\n"), "column 'size_bytes': 0 must be positive");
   expect_contains(error_of(h + "ring,8,1024,0,-1,0,0,1,1,d,v,v\n"), "column 'time_s': 0 must be positive");
   expect_contains(error_of(h + "ring,8,1024,-1e-3,-1,0,1e-5,1,1,d,v,v\n"), "column 'delay_s'");

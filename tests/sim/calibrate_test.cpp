@@ -179,11 +179,13 @@ TEST(RunCalibration, ReadsWhatCollsimCudaWrites) {
   namespace cv = cuda_validate;
   TempDir dir("collsim_calibrate_test");
   const LinkModel truth = link(5e-6, 250e9);
-  std::string csv = std::string(cv::kMeasurementCsvHeader) + "\n";
+  std::string csv = std::string(kMeasurementCsvHeader) + "\n";
   const auto add = [&](const std::string& algorithm, std::uint32_t n, std::uint64_t size, double delay, std::int64_t straggler,
-                       double time, std::optional<Collective> collective) {
+                       double time, std::optional<Collective> collective, const std::string& launch = "gated") {
     for (std::uint32_t it = 0; it < 3; ++it) {
-      cv::MeasurementRow row;
+      MeasurementRow row;
+      row.launch = launch;
+      row.nccl_algo = "allreduce:tree";
       row.algorithm = algorithm;
       row.n = n;
       row.size_bytes = size;
@@ -195,7 +197,7 @@ TEST(RunCalibration, ReadsWhatCollsimCudaWrites) {
       row.driver_version = "13.0";
       row.nccl_version = "2.28.9";
       cv::compute_bandwidths(row, collective);
-      csv += cv::format_csv_row(row) + "\n";
+      csv += format_measurement_csv_row(row) + "\n";
     }
   };
   for (std::uint64_t s = 4096; s <= (1ull << 30); s *= 4) {
@@ -206,7 +208,10 @@ TEST(RunCalibration, ReadsWhatCollsimCudaWrites) {
     add("p2p", 2, s, 0.0, -1, truth.latency_s + static_cast<double>(s) / truth.bandwidth_Bps,
         Collective::SendRecv);
     add("reduce_kernel", 1, s, 0.0, -1, 1e-6 + static_cast<double>(s) * 1e-12, std::nullopt);
+    // Host enqueue time included: must not move the medians of the gated rows.
+    add("ring", 8, s, 0.0, -1, 3 * ring, Collective::AllReduce, "ungated");
   }
+  add("empty_timed_run", 8, 4, 0.0, -1, 9e-6, std::nullopt);
   const auto path = dir.path() / "measurements.csv";
   std::ofstream(path) << csv;
   const std::vector<std::filesystem::path> files{path};
@@ -215,6 +220,9 @@ TEST(RunCalibration, ReadsWhatCollsimCudaWrites) {
   EXPECT_NEAR(r.model.link.latency_s / truth.latency_s, 1.0, 1e-9);
   EXPECT_NEAR(r.model.link.bandwidth_Bps / truth.bandwidth_Bps, 1.0, 1e-9);
   EXPECT_LT(r.fit_stats.max_abs, 1e-9);
+  bool noted = false;
+  for (const auto& note : r.notes) noted |= note.find("ungated rows not fitted") != std::string::npos;
+  EXPECT_TRUE(noted);
 }
 
 TEST(RunCalibration, MicroBenchmarksPredictCollectives) {

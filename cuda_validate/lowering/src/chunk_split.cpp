@@ -9,17 +9,20 @@
 namespace collsim::cuda_validate {
 
 ChunkSplit::ChunkSplit(std::size_t count, std::uint32_t num_chunks)
-    : count_(count), num_chunks_(num_chunks), quotient_(0), remainder_(0) {
+    : count_(count), num_chunks_(num_chunks), quotient_units_(0), remainder_units_(0) {
   if (num_chunks == 0) throw ConfigError("chunk split: num_chunks must be at least 1");
-  quotient_ = count / num_chunks;
-  remainder_ = count % num_chunks;
+  const std::size_t units = count / kChunkAlignElements;
+  quotient_units_ = units / num_chunks;
+  remainder_units_ = units % num_chunks;
 }
 
 std::size_t ChunkSplit::begin(std::uint32_t chunk) const {
   if (chunk > num_chunks_) {
     throw ConfigError(fmt::format("chunk split: chunk {} is past the {} chunks", chunk, num_chunks_));
   }
-  return static_cast<std::size_t>(chunk) * quotient_ + std::min<std::size_t>(chunk, remainder_);
+  if (chunk == num_chunks_) return count_;
+  return kChunkAlignElements *
+         (static_cast<std::size_t>(chunk) * quotient_units_ + std::min<std::size_t>(chunk, remainder_units_));
 }
 
 std::size_t ChunkSplit::size(std::uint32_t chunk) const {
@@ -27,7 +30,7 @@ std::size_t ChunkSplit::size(std::uint32_t chunk) const {
     throw ConfigError(fmt::format("chunk split: chunk {} is out of range (num_chunks = {})", chunk,
                                   num_chunks_));
   }
-  return quotient_ + (chunk < remainder_ ? 1 : 0);
+  return begin(chunk + 1) - begin(chunk);
 }
 
 ElementRange ChunkSplit::range(std::uint32_t chunk_begin, std::uint32_t chunk_count) const {

@@ -14,26 +14,36 @@
 namespace collsim::cuda_validate {
 namespace {
 
-struct PostedOp {
-  Rank rank;
-  std::size_t index;  // into the rank's current step's peer_ops
+// What one GPU's stream holds, in enqueue order: the GPU's share of one NCCL group (one kernel on
+// a real GPU), or one copy/reduce operation.
+struct StreamItem {
+  bool nccl = false;
+  std::size_t group = 0;             // index into plan.groups
+  std::vector<std::size_t> calls;    // nccl: indices into the group's calls issued by this GPU
+  std::size_t op = 0;                // otherwise: index into the group's `after`
 };
 
-// Posted but unmatched operations of one ordered pair (src -> dst), in posting order.
+struct PostedCall {
+  Rank rank;
+  std::size_t call;  // index into the posting rank's current item's calls
+};
+
+// Posted but unmatched operations of one ordered pair (src -> dst) of the world communicator.
 struct Channel {
-  std::deque<PostedOp> sends;
-  std::deque<PostedOp> recvs;
+  std::deque<PostedCall> sends;
+  std::deque<PostedCall> recvs;
 };
 
 class HostMachine {
  public:
-  HostMachine(const LoweredSchedule& lowered, std::vector<std::vector<float>>& buffers)
-      : lowered_(lowered), buffers_(buffers), ranks_(lowered.n), arrived_(lowered.collectives.size(), 0) {
-    for (Rank r = 0; r < lowered.n; ++r) ranks_[r].scratch.assign(lowered.programs[r].scratch_elements, 0.0f);
+  HostMachine(const ExecutionPlan& plan, std::vector<std::vector<float>>& buffers)
+      : plan_(plan), buffers_(buffers), streams_(plan.n), ranks_(plan.n), arrived_(plan.groups.size()) {
+    for (Rank r = 0; r < plan.n; ++r) ranks_[r].scratch.assign(plan.scratch_elements[r], 0.0f);
+    for (std::size_t g = 0; g < plan.groups.size(); ++g) enqueue(g);
   }
 
   HostRunStats run(std::uint64_t seed) {
-    std::vector<Rank> order(lowered_.n);
+    std::vector<Rank> order(plan_.n);
     std::iota(order.begin(), order.end(), Rank{0});
     std::mt19937_64 rng(seed);
     while (!all_done()) {
@@ -53,66 +63,99 @@ class HostMachine {
     std::size_t cursor = 0;
     bool posted = false;
     std::size_t remaining = 0;
-    std::vector<bool> op_done;
+    std::vector<bool> call_done;
     std::vector<float> scratch;
   };
+
+  // Group g as the GPUs' streams see it: each GPU with calls gets one NCCL item, then the
+  // stream operations follow on their GPUs.
+  void enqueue(std::size_t g) {
+    const PlanGroup& group = plan_.groups[g];
+    std::vector<std::size_t> item_of(plan_.n, static_cast<std::size_t>(-1));
+    for (std::size_t i = 0; i < group.calls.size(); ++i) {
+      const NcclCall& call = group.calls[i];
+      if (call.rank >= plan_.n || (call.kind != NcclCall::Kind::ReduceScatter && call.peer >= plan_.n)) {
+        throw ScheduleError(fmt::format("host backend: group {} names a GPU >= n = {}", g, plan_.n));
+      }
+      if (item_of[call.rank] == static_cast<std::size_t>(-1)) {
+        item_of[call.rank] = streams_[call.rank].size();
+        streams_[call.rank].push_back(StreamItem{true, g, {}, 0});
+      }
+      streams_[call.rank][item_of[call.rank]].calls.push_back(i);
+    }
+    for (std::size_t k = 0; k < group.after.size(); ++k) {
+      const Rank r = group.after[k].rank;
+      if (r >= plan_.n) throw ScheduleError(fmt::format("host backend: group {} names a GPU >= n = {}", g, plan_.n));
+      streams_[r].push_back(StreamItem{false, g, {}, k});
+    }
+  }
 
   static void shuffle(std::vector<Rank>& order, std::mt19937_64& rng) {
     for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
   }
 
-  bool done(Rank r) const { return ranks_[r].cursor == lowered_.programs[r].steps.size(); }
+  bool done(Rank r) const { return ranks_[r].cursor == streams_[r].size(); }
   bool all_done() const {
-    for (Rank r = 0; r < lowered_.n; ++r) {
+    for (Rank r = 0; r < plan_.n; ++r) {
       if (!done(r)) return false;
     }
     return true;
   }
-  const Step& step_of(Rank r) const { return lowered_.programs[r].steps[ranks_[r].cursor]; }
-
-  Channel& channel(Rank src, Rank dst) {
-    return channels_[static_cast<std::uint64_t>(src) * lowered_.n + dst];
+  const StreamItem& item_of(Rank r) const { return streams_[r][ranks_[r].cursor]; }
+  const NcclCall& call_of(const PostedCall& posted) const {
+    const StreamItem& item = item_of(posted.rank);
+    return plan_.groups[item.group].calls[item.calls[posted.call]];
   }
 
-  // Posts, matches and completes what rank r can; returns whether anything happened.
+  Channel& channel(Rank src, Rank dst) { return channels_[static_cast<std::uint64_t>(src) * plan_.n + dst]; }
+
+  float* memory(Rank r, const DeviceRegion& region) {
+    std::vector<float>& target = region.memory == DeviceRegion::Memory::Buffer ? buffers_[r] : ranks_[r].scratch;
+    if (region.range.end() > target.size()) {
+      throw ScheduleError(fmt::format("host backend: GPU {} {} [{}, {}) is past its {} elements", r,
+                                      region.memory == DeviceRegion::Memory::Buffer ? "buffer" : "scratch",
+                                      region.range.offset, region.range.end(), target.size()));
+    }
+    return target.data() + region.range.offset;
+  }
+
+  // Runs the head of rank r's stream as far as it can; returns whether anything happened.
   bool advance(Rank r) {
-    bool progress = false;
     RankState& state = ranks_[r];
-    const Step& step = step_of(r);
+    const StreamItem& item = item_of(r);
+    if (!item.nccl) {
+      apply(r, plan_.groups[item.group].after[item.op]);
+      ++state.cursor;
+      return true;
+    }
+    bool progress = false;
     if (!state.posted) {
       state.posted = true;
       progress = true;
-      if (step.kind == Step::Kind::ReduceScatter) {
-        ++arrived_[step.collective];
-      } else {
-        state.remaining = step.peer_ops.size();
-        state.op_done.assign(step.peer_ops.size(), false);
-        for (std::size_t i = 0; i < step.peer_ops.size(); ++i) {
-          const PeerOp& op = step.peer_ops[i];
-          if (op.kind == PeerOp::Kind::Send) {
-            channel(r, op.peer).sends.push_back(PostedOp{r, i});
-          } else {
-            channel(op.peer, r).recvs.push_back(PostedOp{r, i});
-          }
+      state.remaining = item.calls.size();
+      state.call_done.assign(item.calls.size(), false);
+      for (std::size_t i = 0; i < item.calls.size(); ++i) {
+        const NcclCall& call = plan_.groups[item.group].calls[item.calls[i]];
+        if (call.kind == NcclCall::Kind::Send) {
+          channel(r, call.peer).sends.push_back(PostedCall{r, i});
+        } else if (call.kind == NcclCall::Kind::Recv) {
+          channel(call.peer, r).recvs.push_back(PostedCall{r, i});
+        } else {
+          arrived_[item.group].push_back(PostedCall{r, i});
         }
       }
     }
-    if (step.kind == Step::Kind::ReduceScatter) {
-      const CollectiveSpec& spec = lowered_.collectives[step.collective];
-      if (arrived_[step.collective] < spec.ranks.size()) return progress;
-      run_reduce_scatter(spec);
-      for (Rank q : spec.ranks) {
-        ranks_[q].posted = false;
-        ++ranks_[q].cursor;
+    for (std::size_t i = 0; i < item.calls.size(); ++i) {
+      const NcclCall& call = plan_.groups[item.group].calls[item.calls[i]];
+      if (call.kind == NcclCall::Kind::Send) {
+        progress |= match(channel(r, call.peer));
+      } else if (call.kind == NcclCall::Kind::Recv) {
+        progress |= match(channel(call.peer, r));
+      } else {
+        progress |= try_reduce_scatter(item.group, call.collective);
       }
-      arrived_[step.collective] = 0;
-      return true;
-    }
-    for (const PeerOp& op : step.peer_ops) {
-      progress |= op.kind == PeerOp::Kind::Send ? match(channel(r, op.peer)) : match(channel(op.peer, r));
     }
     if (state.remaining == 0) {
-      apply(r, step);
       state.posted = false;
       ++state.cursor;
       progress = true;
@@ -123,20 +166,18 @@ class HostMachine {
   bool match(Channel& ch) {
     bool progress = false;
     while (!ch.sends.empty() && !ch.recvs.empty()) {
-      const PostedOp send = ch.sends.front();
-      const PostedOp recv = ch.recvs.front();
+      const PostedCall send = ch.sends.front();
+      const PostedCall recv = ch.recvs.front();
       ch.sends.pop_front();
       ch.recvs.pop_front();
-      const PeerOp& s = step_of(send.rank).peer_ops[send.index];
-      const PeerOp& d = step_of(recv.rank).peer_ops[recv.index];
-      if (s.range.count != d.range.count) {
+      const NcclCall& s = call_of(send);
+      const NcclCall& d = call_of(recv);
+      if (s.data.range.count != d.data.range.count) {
         throw ScheduleError(fmt::format("host backend: send {} -> {} of {} elements matched a receive of {} elements",
-                                        send.rank, recv.rank, s.range.count, d.range.count));
+                                        send.rank, recv.rank, s.data.range.count, d.data.range.count));
       }
-      const float* from = buffers_[send.rank].data() + s.range.offset;
-      float* to = d.scratch_offset == kNoScratch ? buffers_[recv.rank].data() + d.range.offset
-                                                 : ranks_[recv.rank].scratch.data() + d.scratch_offset;
-      std::copy(from, from + s.range.count, to);
+      const float* from = memory(send.rank, s.data);
+      std::copy(from, from + s.data.range.count, memory(recv.rank, d.data));
       complete(send);
       complete(recv);
       ++stats_.matched_pairs;
@@ -145,75 +186,118 @@ class HostMachine {
     return progress;
   }
 
-  void complete(const PostedOp& posted) {
+  // NCCL's ReduceScatter: comm rank i receives, for j < recvcount, the sum over every member of
+  // sendbuff[i * recvcount + j]. It runs once every member has posted it.
+  bool try_reduce_scatter(std::size_t group, std::uint32_t collective) {
+    if (collective >= plan_.collectives.size()) {
+      throw ScheduleError(fmt::format("host backend: group {} names collective {} of {}", group, collective,
+                                      plan_.collectives.size()));
+    }
+    std::vector<PostedCall>& posted = arrived_[group];
+    const CollectiveSpec& spec = plan_.collectives[collective];
+    if (posted.size() < spec.ranks.size()) return false;
+    const std::size_t members = posted.size();
+    std::vector<const NcclCall*> calls(members, nullptr);
+    for (const PostedCall& p : posted) {
+      const NcclCall& call = call_of(p);
+      if (call.comm_rank >= members || calls[call.comm_rank] != nullptr) {
+        throw ScheduleError(fmt::format("host backend: reduce_scatter of group {}: comm rank {} is out of range or "
+                                        "taken twice",
+                                        group, call.comm_rank));
+      }
+      calls[call.comm_rank] = &call;
+    }
+    const std::size_t block = calls.front()->data.range.count;
+    for (std::size_t i = 0; i < members; ++i) {
+      const NcclCall& call = *calls[i];
+      if (call.data.memory != DeviceRegion::Memory::Buffer || call.data.range.count != block ||
+          call.input.count != members * block || call.data.range.offset != call.input.offset + i * block) {
+        throw ScheduleError(fmt::format("host backend: reduce_scatter of group {}: GPU {} (comm rank {}) is not an "
+                                        "in-place ncclReduceScatter of {} equal blocks",
+                                        group, call.rank, i, members));
+      }
+    }
+    std::vector<float> sums(members * block, 0.0f);
+    for (std::size_t i = 0; i < members; ++i) {
+      const float* src = memory(calls[i]->rank, DeviceRegion{DeviceRegion::Memory::Buffer, calls[i]->input});
+      for (std::size_t e = 0; e < members * block; ++e) sums[e] += src[e];
+    }
+    for (std::size_t i = 0; i < members; ++i) {
+      const auto first = sums.begin() + static_cast<std::ptrdiff_t>(i * block);
+      std::copy(first, first + static_cast<std::ptrdiff_t>(block), memory(calls[i]->rank, calls[i]->data));
+    }
+    for (const PostedCall& p : posted) complete(p);
+    posted.clear();
+    ++stats_.collectives;
+    return true;
+  }
+
+  void complete(const PostedCall& posted) {
     RankState& state = ranks_[posted.rank];
-    state.op_done[posted.index] = true;
+    state.call_done[posted.call] = true;
     --state.remaining;
   }
 
-  void apply(Rank r, const Step& step) {
-    const std::vector<float>& scratch = ranks_[r].scratch;
-    for (const ApplyOp& a : step.apply_ops) {
-      float* dst = buffers_[r].data() + a.range.offset;
-      const float* src = scratch.data() + a.scratch_offset;
-      if (a.op == Op::Copy) {
-        std::copy(src, src + a.range.count, dst);
-      } else {
-        for (std::size_t i = 0; i < a.range.count; ++i) dst[i] += src[i];
-      }
+  void apply(Rank r, const StreamOp& op) {
+    const DeviceRegion slot{DeviceRegion::Memory::Scratch, ElementRange{op.scratch_offset, op.range.count}};
+    const float* src = memory(r, slot);
+    float* dst = memory(r, DeviceRegion{DeviceRegion::Memory::Buffer, op.range});
+    if (op.op == Op::Copy) {
+      std::copy(src, src + op.range.count, dst);
+    } else {
+      for (std::size_t i = 0; i < op.range.count; ++i) dst[i] += src[i];
     }
-  }
-
-  void run_reduce_scatter(const CollectiveSpec& spec) {
-    const std::size_t block = spec.block_elements;
-    std::vector<float> sums(spec.ranks.size() * block, 0.0f);
-    for (std::size_t i = 0; i < spec.ranks.size(); ++i) {
-      const std::size_t begin = spec.input.offset + i * block;
-      for (Rank q : spec.ranks) {
-        const float* src = buffers_[q].data() + begin;
-        for (std::size_t j = 0; j < block; ++j) sums[i * block + j] += src[j];
-      }
-    }
-    for (std::size_t i = 0; i < spec.ranks.size(); ++i) {
-      std::copy(sums.begin() + static_cast<std::ptrdiff_t>(i * block),
-                sums.begin() + static_cast<std::ptrdiff_t>((i + 1) * block),
-                buffers_[spec.ranks[i]].begin() + static_cast<std::ptrdiff_t>(spec.input.offset + i * block));
-    }
-    ++stats_.collectives;
   }
 
   std::string deadlock_message() const {
-    std::string message = fmt::format("host backend: the programs of '{}' deadlock:", lowered_.algorithm);
-    for (Rank r = 0; r < lowered_.n; ++r) {
+    std::string message = fmt::format("host backend: the plan of '{}' deadlocks:", plan_.algorithm);
+    for (Rank r = 0; r < plan_.n; ++r) {
       if (done(r)) continue;
-      const Step& step = step_of(r);
+      const StreamItem& item = item_of(r);
       std::string waits;
-      if (step.kind == Step::Kind::ReduceScatter) {
-        waits = fmt::format("reduce_scatter ({} of {} participants arrived)", arrived_[step.collective],
-                            lowered_.collectives[step.collective].ranks.size());
-      } else {
-        for (std::size_t i = 0; i < step.peer_ops.size(); ++i) {
-          if (ranks_[r].op_done[i]) continue;
-          const PeerOp& op = step.peer_ops[i];
-          waits += fmt::format("{}{} {} [{}, {})", waits.empty() ? "" : ", ",
-                               op.kind == PeerOp::Kind::Send ? "send to" : "recv from", op.peer, op.range.offset,
-                               op.range.end());
+      for (std::size_t i = 0; i < item.calls.size(); ++i) {
+        if (ranks_[r].posted && ranks_[r].call_done[i]) continue;
+        const NcclCall& call = plan_.groups[item.group].calls[item.calls[i]];
+        std::string what;
+        if (call.kind == NcclCall::Kind::ReduceScatter) {
+          what = fmt::format("reduce_scatter ({} of {} participants arrived)", arrived_[item.group].size(),
+                             plan_.collectives[call.collective].ranks.size());
+        } else {
+          what = fmt::format("{} {} [{}, {})", call.kind == NcclCall::Kind::Send ? "send to" : "recv from", call.peer,
+                             call.data.range.offset, call.data.range.end());
         }
+        waits += fmt::format("{}{}", waits.empty() ? "" : ", ", what);
       }
-      message += fmt::format(" rank {} in round {} waits for {};", r, step.round, waits);
+      message += fmt::format(" rank {} in round {} waits for {};", r, plan_.groups[item.group].round, waits);
     }
     return message;
   }
 
-  const LoweredSchedule& lowered_;
+  const ExecutionPlan& plan_;
   std::vector<std::vector<float>>& buffers_;
+  std::vector<std::vector<StreamItem>> streams_;
   std::vector<RankState> ranks_;
-  std::vector<std::size_t> arrived_;
+  std::vector<std::vector<PostedCall>> arrived_;  // per group: posted ReduceScatter calls
   std::unordered_map<std::uint64_t, Channel> channels_;
   HostRunStats stats_;
 };
 
 }  // namespace
+
+HostRunStats execute_plan_on_host(const ExecutionPlan& plan, std::vector<std::vector<float>>& buffers,
+                                  const HostRunOptions& options) {
+  if (buffers.size() != plan.n || plan.scratch_elements.size() != plan.n) {
+    throw ConfigError(fmt::format("host backend: {} buffers and {} scratch sizes for n = {}", buffers.size(),
+                                  plan.scratch_elements.size(), plan.n));
+  }
+  for (Rank r = 0; r < plan.n; ++r) {
+    if (buffers[r].size() != plan.count) {
+      throw ConfigError(fmt::format("host backend: buffer of rank {} has {} elements, expected {}", r,
+                                    buffers[r].size(), plan.count));
+    }
+  }
+  return HostMachine(plan, buffers).run(options.seed);
+}
 
 HostRunStats execute_on_host(const LoweredSchedule& lowered, std::vector<std::vector<float>>& buffers,
                              const HostRunOptions& options) {
@@ -221,13 +305,7 @@ HostRunStats execute_on_host(const LoweredSchedule& lowered, std::vector<std::ve
     throw ConfigError(fmt::format("host backend: {} buffers and {} programs for n = {}", buffers.size(),
                                   lowered.programs.size(), lowered.n));
   }
-  for (Rank r = 0; r < lowered.n; ++r) {
-    if (buffers[r].size() != lowered.count) {
-      throw ConfigError(fmt::format("host backend: buffer of rank {} has {} elements, expected {}", r,
-                                    buffers[r].size(), lowered.count));
-    }
-  }
-  return HostMachine(lowered, buffers).run(options.seed);
+  return execute_plan_on_host(build_execution_plan(lowered), buffers, options);
 }
 
 std::vector<std::vector<float>> make_input_buffers(Rank n, std::size_t count) {

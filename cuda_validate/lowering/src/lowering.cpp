@@ -154,9 +154,9 @@ CollectiveSpec plan_reduce_scatter(const Schedule& schedule, std::size_t phase_i
   for (std::uint32_t i = 0; i < k; ++i) {
     if (split.size(spec.chunk_offset + i) != spec.block_elements) {
       throw fail(fmt::format("its {} blocks are unequal for {} elements ({} and {}); use a count that is a "
-                             "multiple of num_chunks = {}",
+                             "multiple of {} * num_chunks = {}",
                              k, split.count(), spec.block_elements, split.size(spec.chunk_offset + i),
-                             schedule.num_chunks));
+                             kChunkAlignElements, kChunkAlignElements * schedule.num_chunks));
     }
   }
 
@@ -223,6 +223,12 @@ std::size_t place_receives(Step& step, bool copy_in_place) {
 }
 
 }  // namespace
+
+bool has_ready_reduce_scatter(const Schedule& schedule) {
+  if (schedule.straggler < 0) return false;
+  return std::any_of(schedule.phases.begin(), schedule.phases.end(),
+                     [](const Phase& phase) { return phase.name() == kReadyReduceScatterPhase; });
+}
 
 std::size_t LoweredSchedule::num_sends() const {
   std::size_t total = 0;

@@ -15,10 +15,4 @@ void compute_bandwidths(MeasurementRow& row, std::optional<Collective> collectiv
   row.busbw_GBps = collective ? row.algbw_GBps * bus_factor(*collective, row.n) : row.algbw_GBps;
 }
 
-std::string format_csv_row(const MeasurementRow& row) {
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(row.algorithm), row.n, row.size_bytes,
-                     row.delay_s, row.straggler, row.iteration, row.time_s, row.algbw_GBps, row.busbw_GBps,
-                     csv_field(row.device), csv_field(row.driver_version), csv_field(row.nccl_version));
-}
-
 }  // namespace collsim::cuda_validate

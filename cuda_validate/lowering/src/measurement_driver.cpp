@@ -25,7 +25,7 @@ struct Configuration {
   std::uint64_t size_bytes = 0;
   double delay_s = 0.0;
   std::int64_t straggler = -1;
-  std::function<IterationResult()> run;
+  std::function<IterationResult(bool gated)> run;
 };
 
 class Driver {
@@ -54,13 +54,16 @@ class Driver {
   }
 
  private:
+  void skip(const std::string& line) {
+    fmt::print(log_, "collsim-cuda: {}\n", line);
+    summary_.skipped.push_back(line);
+  }
+
   // Elements for `size` cut into multiples of `multiple`, or 0 (logged) when none fit.
   std::size_t usable_count(std::uint64_t size, std::size_t multiple, const std::string& what) {
     if (size / kBytesPerElement >= multiple) return element_count(size, multiple, what);
-    const std::string line = fmt::format("{}: size {} skipped (fewer than {} floats)", what,
-                                         format_size(static_cast<double>(size)), multiple);
-    fmt::print(log_, "collsim-cuda: {}\n", line);
-    summary_.skipped.push_back(line);
+    skip(fmt::format("{}: size {} skipped (fewer than {} floats)", what, format_size(static_cast<double>(size)),
+                     multiple));
     return 0;
   }
 
@@ -70,8 +73,9 @@ class Driver {
       if (count == 0) continue;
       for (double delay : options_.delays_s) {
         measure(Configuration{std::string(kNcclAllReduceName), Collective::AllReduce, options_.gpus,
-                              count * kBytesPerElement, delay, options_.straggler, [=, this] {
-                                return backend_.run_nccl_allreduce(options_.gpus, count, options_.straggler, delay);
+                              count * kBytesPerElement, delay, options_.straggler, [=, this](bool gated) {
+                                return backend_.run_nccl_allreduce(options_.gpus, count, options_.straggler, delay,
+                                                                   gated);
                               }});
       }
     }
@@ -79,17 +83,20 @@ class Driver {
 
   void run_registry_algorithm(const std::string& algorithm) {
     const Schedule schedule = generate_schedule(algorithm, AlgorithmOptions{options_.gpus, options_.straggler, 0});
+    // ncclReduceScatter needs equal blocks, and each block must start on 16 bytes like the
+    // chunks of chunk_split.hpp: round to whole 16-byte units per chunk in that mode.
+    const LoweringOptions probe = lowering_options_for(options_, schedule, 0);
+    const std::size_t multiple =
+        probe.nccl_reduce_scatter_phase.empty() ? 1 : kChunkAlignElements * schedule.num_chunks;
     for (std::uint64_t size : options_.sizes_bytes) {
-      const LoweringOptions probe = lowering_options_for(options_, algorithm, 0);
-      const std::size_t multiple = probe.nccl_reduce_scatter_phase.empty() ? 1 : schedule.num_chunks;
       const std::size_t count = usable_count(size, multiple, algorithm);
       if (count == 0) continue;
-      const LoweredSchedule lowered = lower_schedule(schedule, lowering_options_for(options_, algorithm, count));
+      const LoweredSchedule lowered = lower_schedule(schedule, lowering_options_for(options_, schedule, count));
       for (double delay : options_.delays_s) {
         measure(Configuration{algorithm, Collective::AllReduce, options_.gpus, count * kBytesPerElement, delay,
                               options_.straggler,
-                              [&lowered, delay, this] {
-                                return backend_.run_schedule(lowered, options_.straggler, delay);
+                              [&lowered, delay, this](bool gated) {
+                                return backend_.run_schedule(lowered, options_.straggler, delay, gated);
                               }});
       }
     }
@@ -101,20 +108,36 @@ class Driver {
     for (Rank r = 0; r < options_.gpus; ++r) {
       if (r != options_.straggler) ready.push_back(r);
     }
+    if (micro == MicroBenchmark::Empty) {
+      // One frame per participant count: every time_s carries the frame of its own n.
+      for (Rank n = 1; n <= options_.gpus; ++n) {
+        std::vector<Rank> ranks(n);
+        for (Rank r = 0; r < n; ++r) ranks[r] = r;
+        measure(Configuration{name, std::nullopt, n, kBytesPerElement, 0.0, -1,
+                              [ranks, this](bool gated) { return backend_.run_empty(ranks, gated); }});
+      }
+      return;
+    }
+    if (micro == MicroBenchmark::ReduceScatter && ready.size() < 2) {
+      skip(fmt::format("{}: skipped, a ReduceScatter needs 2 ready ranks and --gpus {} --straggler {} leaves {}", name,
+                       options_.gpus, options_.straggler, ready.size()));
+      return;
+    }
     for (std::uint64_t size : options_.sizes_bytes) {
-      const std::size_t multiple = micro == MicroBenchmark::ReduceScatter ? ready.size() : 1;
+      // Blocks on 16-byte boundaries, as the chunks of the schedules.
+      const std::size_t multiple = micro == MicroBenchmark::ReduceScatter ? kChunkAlignElements * ready.size() : 1;
       const std::size_t count = usable_count(size, multiple, name);
       if (count == 0) continue;
       if (micro == MicroBenchmark::P2p) {
         measure(Configuration{name, Collective::SendRecv, 2, count * kBytesPerElement, 0.0, -1,
-                              [=, this] { return backend_.run_p2p(count); }});
+                              [=, this](bool gated) { return backend_.run_p2p(count, gated); }});
       } else if (micro == MicroBenchmark::Reduce) {
         measure(Configuration{name, std::nullopt, 1, count * kBytesPerElement, 0.0, -1,
-                              [=, this] { return backend_.run_reduce_kernel(count); }});
+                              [=, this](bool gated) { return backend_.run_reduce_kernel(count, gated); }});
       } else {
         measure(Configuration{name, Collective::ReduceScatter, static_cast<Rank>(ready.size()),
                               count * kBytesPerElement, 0.0, -1,
-                              [=, this] { return backend_.run_reduce_scatter(ready, count); }});
+                              [=, this](bool gated) { return backend_.run_reduce_scatter(ready, count, gated); }});
       }
     }
   }
@@ -126,39 +149,50 @@ class Driver {
                                           format_size(static_cast<double>(config.size_bytes)),
                                           format_duration(config.delay_s));
     std::vector<MeasurementRow> rows;
+    std::vector<bool> launches;
+    if (options_.launch != LaunchMode::Ungated) launches.push_back(true);
+    if (options_.launch != LaunchMode::Gated) launches.push_back(false);
     const std::uint32_t total = options_.warmup + options_.iters;
     for (std::uint32_t i = 0; i < total; ++i) {
-      const IterationResult result = config.run();
-      if (result.mismatches != 0) {
-        const std::string failure =
-            fmt::format("WRONG RESULT {} ({} iteration {}): {} mismatching elements, first: {}", label,
-                        i < options_.warmup ? "warm-up" : "measured", i < options_.warmup ? i : i - options_.warmup,
-                        result.mismatches, result.first_mismatch);
-        fmt::print(log_, "collsim-cuda: {}\n", failure);
-        summary_.failures.push_back(failure);
-        return;
+      for (bool gated : launches) {
+        const IterationResult result = config.run(gated);
+        if (result.mismatches != 0) {
+          const std::string failure = fmt::format(
+              "WRONG RESULT {} ({} iteration {}, {}): {} mismatching elements, first: {}", label,
+              i < options_.warmup ? "warm-up" : "measured", i < options_.warmup ? i : i - options_.warmup,
+              launch_name(gated), result.mismatches, result.first_mismatch);
+          fmt::print(log_, "collsim-cuda: {}\n", failure);
+          summary_.failures.push_back(failure);
+          return;
+        }
+        if (i < options_.warmup) continue;
+        MeasurementRow row;
+        row.algorithm = config.algorithm;
+        row.n = config.n;
+        row.size_bytes = config.size_bytes;
+        row.delay_s = config.delay_s;
+        row.straggler = config.straggler;
+        row.iteration = i - options_.warmup;
+        row.time_s = result.time_s;
+        row.launch = std::string(launch_name(gated));
+        row.nccl_algo = options_.nccl_algo;
+        row.nccl_proto = options_.nccl_proto;
+        row.device = info_.device;
+        row.driver_version = info_.driver_version;
+        row.nccl_version = info_.nccl_version;
+        compute_bandwidths(row, config.collective);
+        rows.push_back(std::move(row));
       }
-      if (i < options_.warmup) continue;
-      MeasurementRow row;
-      row.algorithm = config.algorithm;
-      row.n = config.n;
-      row.size_bytes = config.size_bytes;
-      row.delay_s = config.delay_s;
-      row.straggler = config.straggler;
-      row.iteration = i - options_.warmup;
-      row.time_s = result.time_s;
-      row.device = info_.device;
-      row.driver_version = info_.driver_version;
-      row.nccl_version = info_.nccl_version;
-      compute_bandwidths(row, config.collective);
-      rows.push_back(std::move(row));
     }
-    for (const MeasurementRow& row : rows) fmt::print(out, "{}\n", format_csv_row(row));
+    for (const MeasurementRow& row : rows) fmt::print(out, "{}\n", format_measurement_csv_row(row));
     out.flush();
     summary_.rows += rows.size();
 
+    // The progress line summarises the first launch mode (gated unless --launch ungated).
     std::vector<const MeasurementRow*> sorted;
-    for (const auto& row : rows) sorted.push_back(&row);
+    for (const auto& row : rows) {
+      if (row.launch == rows.front().launch) sorted.push_back(&row);
+    }
     std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->time_s < b->time_s; });
     const MeasurementRow& median = *sorted[sorted.size() / 2];
     fmt::print(log_, "{:<60} median {:>12}  min {:>12}  algbw {:8.2f} GB/s  busbw {:8.2f} GB/s\n", label,
@@ -177,11 +211,11 @@ class Driver {
 
 }  // namespace
 
-LoweringOptions lowering_options_for(const RunOptions& options, std::string_view algorithm, std::size_t count) {
+LoweringOptions lowering_options_for(const RunOptions& options, const Schedule& schedule, std::size_t count) {
   LoweringOptions lowering;
   lowering.count = count;
-  if (algorithm == "stragglar" && options.phase1 == Phase1Mode::Nccl) {
-    lowering.nccl_reduce_scatter_phase = "reduce_scatter";
+  if (options.phase1 == Phase1Mode::Nccl && has_ready_reduce_scatter(schedule)) {
+    lowering.nccl_reduce_scatter_phase = std::string(kReadyReduceScatterPhase);
   }
   return lowering;
 }
@@ -195,12 +229,17 @@ std::size_t element_count(std::uint64_t size_bytes, std::size_t multiple, std::s
 }
 
 void check_schedules(const RunOptions& options) {
+  bool uses_reduce_scatter = false;
+  for (MicroBenchmark micro : options.micro) uses_reduce_scatter |= micro == MicroBenchmark::ReduceScatter;
   for (const std::string& algorithm : options.algorithms) {
     if (algorithm == kNcclAllReduceName) continue;
     const Schedule schedule = generate_schedule(algorithm, AlgorithmOptions{options.gpus, options.straggler, 0});
-    const LoweringOptions lowering = lowering_options_for(options, algorithm, schedule.num_chunks);
-    lower_schedule(schedule, lowering);
+    const LoweringOptions lowering =
+        lowering_options_for(options, schedule, kChunkAlignElements * schedule.num_chunks);
+    const LoweredSchedule lowered = lower_schedule(schedule, lowering);
+    uses_reduce_scatter |= !lowered.collectives.empty();
   }
+  check_nccl_algo(options, uses_reduce_scatter);
 }
 
 DriverSummary run_measurements(const RunOptions& options, MeasurementBackend& backend, std::ostream* csv,

@@ -53,8 +53,9 @@ MicroBenchmark parse_micro(std::string_view name) {
   if (name == "p2p") return MicroBenchmark::P2p;
   if (name == "reduce") return MicroBenchmark::Reduce;
   if (name == "reduce_scatter") return MicroBenchmark::ReduceScatter;
-  throw ConfigError(fmt::format("--micro: unknown micro-benchmark '{}' (known: p2p, reduce, reduce_scatter, all)",
-                                name));
+  if (name == "empty") return MicroBenchmark::Empty;
+  throw ConfigError(
+      fmt::format("--micro: unknown micro-benchmark '{}' (known: p2p, reduce, reduce_scatter, empty, all)", name));
 }
 
 std::vector<std::string> parse_algorithms(std::string_view text) {
@@ -90,8 +91,38 @@ std::string_view micro_benchmark_name(MicroBenchmark micro) {
       return "reduce_kernel";
     case MicroBenchmark::ReduceScatter:
       return "reduce_scatter_nccl";
+    case MicroBenchmark::Empty:
+      return "empty_timed_run";
   }
   return "unknown";
+}
+
+std::string_view launch_name(bool gated) { return gated ? "gated" : "ungated"; }
+
+void check_nccl_algo(const RunOptions& options, bool uses_reduce_scatter) {
+  if (options.nccl_algo.empty() || options.nccl_algo.find(':') != std::string::npos || !uses_reduce_scatter) return;
+  throw ConfigError(fmt::format(
+      "NCCL_ALGO={} applies to every NCCL collective, including the ncclReduceScatter of StragglAR's phase 1 "
+      "(--phase1 nccl) and of --micro reduce_scatter (NCCL has no Tree ReduceScatter; Ring would change StragglAR's "
+      "phase 1 too): use the per-collective form, e.g. NCCL_ALGO=allreduce:{} (NCCL >= 2.24), or measure --algo "
+      "nccl in a separate run",
+      options.nccl_algo, options.nccl_algo));
+}
+
+void check_nccl_algo_version(const RunOptions& options, std::string_view nccl_version) {
+  if (options.nccl_algo.find(':') == std::string::npos) return;
+  unsigned major = 0;
+  unsigned minor = 0;
+  const std::size_t dot = nccl_version.find('.');
+  if (dot == std::string_view::npos) return;
+  const std::string_view rest = nccl_version.substr(dot + 1);
+  const auto [p1, e1] = std::from_chars(nccl_version.data(), nccl_version.data() + dot, major);
+  const auto [p2, e2] = std::from_chars(rest.data(), rest.data() + rest.size(), minor);
+  if (e1 != std::errc() || e2 != std::errc()) return;
+  if (major > 2 || (major == 2 && minor >= 24)) return;
+  throw ConfigError(fmt::format("NCCL_ALGO={}: the per-collective form needs NCCL >= 2.24, this is NCCL {}; "
+                                "unset NCCL_ALGO for the schedules and measure --algo nccl in a separate run",
+                                options.nccl_algo, nccl_version));
 }
 
 std::vector<std::uint64_t> parse_size_list(std::string_view text) {
@@ -151,8 +182,8 @@ RunOptions parse_run_options(std::span<const std::string> args) {
       options.help = true;
       return options;
     }
-    if (arg == "--gate") {
-      options.gate = true;
+    if (arg == "--gate" || arg == "--no-gate") {
+      options.launch = arg == "--gate" ? LaunchMode::Gated : LaunchMode::Ungated;
       continue;
     }
     if (!arg.starts_with("--")) {
@@ -196,10 +227,27 @@ RunOptions parse_run_options(std::span<const std::string> args) {
       } else {
         throw ConfigError(fmt::format("--phase1: '{}' is neither 'nccl' nor 'schedule'", value));
       }
+    } else if (flag == "--timeout") {
+      const double timeout = parse_duration_s(value, "--timeout");
+      if (timeout < 1.0 || timeout > 3600.0) {
+        throw ConfigError(fmt::format("--timeout: '{}' is outside 1s..3600s", value));
+      }
+      options.timeout_s = timeout;
+    } else if (flag == "--launch") {
+      if (value == "gated") {
+        options.launch = LaunchMode::Gated;
+      } else if (value == "ungated") {
+        options.launch = LaunchMode::Ungated;
+      } else if (value == "both") {
+        options.launch = LaunchMode::Both;
+      } else {
+        throw ConfigError(fmt::format("--launch: '{}' is none of 'gated', 'ungated', 'both'", value));
+      }
     } else if (flag == "--micro") {
       options.micro.clear();
       if (value == "all") {
-        options.micro = {MicroBenchmark::P2p, MicroBenchmark::Reduce, MicroBenchmark::ReduceScatter};
+        options.micro = {MicroBenchmark::P2p, MicroBenchmark::Reduce, MicroBenchmark::ReduceScatter,
+                         MicroBenchmark::Empty};
       } else if (value != "none") {
         for (std::string_view name : split(value, ',')) options.micro.push_back(parse_micro(name));
       }
@@ -248,21 +296,30 @@ measured iteration. Every run is validated; a wrong result fails the program.
   --iters N        measured iterations per configuration (default 20)
   --warmup N       unmeasured iterations before them (default 5)
   --phase1 MODE    StragglAR phase 1: 'nccl' = ncclReduceScatter among the ready ranks
-                   (sizes are rounded down to a multiple of 4*(N-1) bytes), 'schedule' = the
+                   (sizes are rounded down to a multiple of 16*(N-1) bytes), 'schedule' = the
                    schedule's own ring rounds (default nccl)
-  --micro LIST     micro-benchmarks p2p,reduce,reduce_scatter or 'all' (default none)
-  --gate           hold the GPUs until the host has enqueued a whole run, so host launch time
-                   is not measured (a kernel spins on a host flag, 10 s timeout)
+  --micro LIST     micro-benchmarks p2p,reduce,reduce_scatter,empty or 'all' (default none)
+  --launch MODE    'gated' (default): the GPUs are held by a kernel spinning on a host flag
+                   until the host has enqueued the whole run, so time_s is device time only;
+                   'ungated': host enqueue time included; 'both': each iteration twice
+  --gate, --no-gate  shorthands for --launch gated / --launch ungated
+  --timeout T      a run that has not finished T after its delay is a hang: NCCL's
+                   communicators are aborted and the program exits with 5 (default 60s)
   --out FILE       AllReduce CSV, '-' for standard output (default measurements.csv)
   --micro-out FILE micro-benchmark CSV, same columns (default: --out with _micro before .csv)
   --help           this text
 
 CSV columns: algorithm,n,size_bytes,delay_s,straggler,iteration,time_s,algbw_GBps,busbw_GBps,
-device,driver_version,nccl_version (see cuda_validate/README.md). Micro-benchmark rows are named
-p2p, reduce_kernel (n = 1) and reduce_scatter_nccl (n = N-1).
+launch,nccl_algo,nccl_proto,device,driver_version,nccl_version (see cuda_validate/README.md).
+Micro-benchmark rows are named p2p, reduce_kernel (n = 1), reduce_scatter_nccl (n = N-1) and
+empty_timed_run (n = 1..N). NCCL_ALGO must use the per-collective form (allreduce:tree) when
+the run issues an ncclReduceScatter. The CSVs are written to a temporary file and renamed at
+the end, so a failed run leaves the previous files as they were.
 
-Exit codes: 0 success, 1 CUDA/NCCL/file error, 2 bad command line or unsupported algorithm/n,
-3 no CUDA device available (or fewer than --gpus), 4 a result failed validation.
+Exit codes: 0 success, 1 CUDA/NCCL/file error or a broken CUDA installation (driver older than
+the runtime, ...), 2 bad command line, unsupported algorithm/n or NCCL_ALGO, 3 no CUDA device
+(no driver or no GPU) or fewer than --gpus, 4 a result failed validation, 5 the GPUs did not
+finish a run within the deadline or NCCL reported an asynchronous error (communicators aborted).
 )";
 }
 

@@ -1,5 +1,7 @@
 #include "collsim/models/formats/measurement_csv.hpp"
 
+#include "collsim/models/formats/csv.hpp"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -70,9 +72,9 @@ std::vector<Line> content_lines(std::string_view text) {
   return lines;
 }
 
-constexpr std::array<std::string_view, 12> kKnownColumns{
-    "algorithm", "n", "size_bytes", "delay_s", "straggler", "iteration",
-    "time_s", "algbw_GBps", "busbw_GBps", "device", "driver_version", "nccl_version"};
+constexpr std::array<std::string_view, 15> kKnownColumns{
+    "algorithm",  "n",      "size_bytes", "delay_s",   "straggler",  "iteration",      "time_s",      "algbw_GBps",
+    "busbw_GBps", "launch", "nccl_algo",  "nccl_proto", "device",    "driver_version", "nccl_version"};
 constexpr std::array<std::string_view, 4> kRequired{"algorithm", "n", "size_bytes", "time_s"};
 
 class RowReader {
@@ -124,8 +126,9 @@ MeasurementRow read_row(const RowReader& r, std::size_t line_number) {
   const std::int64_t n = r.integer("n");
   if (n < 1 || n > (1 << 20)) r.fail("n", fmt::format("{} is outside 1..{}", n, 1 << 20));
   row.n = static_cast<std::uint32_t>(n);
-  row.size_bytes = r.number("size_bytes");
-  if (row.size_bytes <= 0) r.fail("size_bytes", fmt::format("{} must be positive", row.size_bytes));
+  const std::int64_t size = r.integer("size_bytes");
+  if (size <= 0) r.fail("size_bytes", fmt::format("{} must be positive", size));
+  row.size_bytes = static_cast<std::uint64_t>(size);
   row.time_s = r.number("time_s");
   if (row.time_s <= 0) r.fail("time_s", fmt::format("{} must be positive", row.time_s));
   if (r.has("delay_s")) {
@@ -145,6 +148,14 @@ MeasurementRow read_row(const RowReader& r, std::size_t line_number) {
   }
   if (r.has("algbw_GBps")) row.algbw_GBps = r.number("algbw_GBps");
   if (r.has("busbw_GBps")) row.busbw_GBps = r.number("busbw_GBps");
+  if (r.has("launch")) {
+    row.launch = r.text("launch");
+    if (!row.launch.empty() && row.launch != "gated" && row.launch != "ungated") {
+      r.fail("launch", fmt::format("'{}' is neither 'gated' nor 'ungated'", row.launch));
+    }
+  }
+  if (r.has("nccl_algo")) row.nccl_algo = r.text("nccl_algo");
+  if (r.has("nccl_proto")) row.nccl_proto = r.text("nccl_proto");
   if (r.has("device")) row.device = r.text("device");
   if (r.has("driver_version")) row.driver_version = r.text("driver_version");
   if (r.has("nccl_version")) row.nccl_version = r.text("nccl_version");
@@ -152,6 +163,13 @@ MeasurementRow read_row(const RowReader& r, std::size_t line_number) {
 }
 
 }  // namespace
+
+std::string format_measurement_csv_row(const MeasurementRow& row) {
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(row.algorithm), row.n, row.size_bytes,
+                     row.delay_s, row.straggler, row.iteration, row.time_s, row.algbw_GBps, row.busbw_GBps,
+                     csv_field(row.launch), csv_field(row.nccl_algo), csv_field(row.nccl_proto), csv_field(row.device),
+                     csv_field(row.driver_version), csv_field(row.nccl_version));
+}
 
 bool looks_like_measurement_csv(std::string_view text) {
   const auto lines = content_lines(text);

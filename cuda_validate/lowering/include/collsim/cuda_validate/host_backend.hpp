@@ -1,14 +1,17 @@
-// CPU host-memory backend: executes lowered per-rank programs the way the GPUs do, so the
-// lowering is tested without a GPU.
+// CPU host-memory backend: executes the same ExecutionPlan (execution_plan.hpp) the GPU runner
+// translates into CUDA/NCCL calls, with NCCL's and CUDA's documented semantics, so the lowering and
+// the planning are tested without a GPU.
 //
-// Each rank runs its own program; nothing is global. A Group step posts its sends and receives;
-// as on NCCL, the k-th send from a to b is matched with the k-th receive on b from a, and the data
-// moves when both are posted (rendezvous). The sender's buffer is read at that moment, the
-// receiver writes into its scratch slot (or in place). When every operation of a step has
-// matched, the step's apply operations run and the rank moves on to its next step. A
-// ReduceScatter step waits until every participant reached it, then sums their blocks. Ranks are
-// polled in an order that can be reshuffled on every sweep, so ranks run ahead of each other as
-// GPUs do; a correct lowering gives the same result for every order.
+// The plan's groups are enqueued in order onto per-GPU streams: each GPU's calls of one group
+// become one stream item (one NCCL kernel on a GPU), each copy/reduce after the group one more.
+// A stream runs its items in order; nothing is global. When an NCCL item reaches the head of its
+// stream it posts its calls: as on NCCL, the k-th send from a to b is matched with the k-th
+// receive on b from a, and the data moves when both are posted (rendezvous); the sender's buffer
+// is read at that moment, the receiver writes into its region (buffer or scratch). A
+// ReduceScatter runs once every member of its communicator has posted it, as NCCL's in-place
+// ReduceScatter (sums of the blocks). The item ends when all its calls did. Streams are polled in
+// an order that can be reshuffled on every sweep, so GPUs run ahead of each other as they do on
+// hardware; a correct plan gives the same result for every order.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "collsim/cuda_validate/execution_plan.hpp"
 #include "collsim/cuda_validate/lowering.hpp"
 
 namespace collsim::cuda_validate {
@@ -34,11 +38,15 @@ struct HostRunStats {
   std::size_t collectives = 0;     ///< ReduceScatter steps executed
 };
 
-/// Executes `lowered` on `buffers` (n vectors of lowered.count floats), updated in place.
-/// Throws ConfigError if the buffers have the wrong shape, ScheduleError if the programs
-/// deadlock (the message lists every stuck rank and what it waits for) or a matched send and
-/// receive disagree on the element count. Memory: the ranks' scratch, plus one block per
-/// ReduceScatter participant.
+/// Executes `plan` on `buffers` (n vectors of plan.count floats), updated in place.
+/// Throws ConfigError if the buffers have the wrong shape, ScheduleError if the plan deadlocks
+/// (the message lists every stuck rank and what it waits for), a matched send and receive
+/// disagree on the element count, a region lies outside its memory, or a ReduceScatter is not an
+/// in-place one of equal blocks. Memory: the ranks' scratch, plus one input per ReduceScatter.
+HostRunStats execute_plan_on_host(const ExecutionPlan& plan, std::vector<std::vector<float>>& buffers,
+                                  const HostRunOptions& options = {});
+
+/// build_execution_plan(lowered), then execute_plan_on_host. Throws as both.
 HostRunStats execute_on_host(const LoweredSchedule& lowered, std::vector<std::vector<float>>& buffers,
                              const HostRunOptions& options = {});
 

@@ -1,5 +1,6 @@
-// Lowering of a Schedule to per-GPU operation lists (one program per rank), executed as is by the
-// CUDA/NCCL executor (collsim-cuda) and by the CPU host backend (host_backend.hpp).
+// Lowering of a Schedule to per-GPU operation lists (one program per rank). execution_plan.hpp
+// turns the programs into the host's enqueue plan, which the CUDA/NCCL executor (collsim-cuda)
+// translates call by call and the CPU host backend (host_backend.hpp) executes.
 //
 // A rank's program is a list of steps in round order (phases concatenated). A step is either
 //  * a Group: one ncclGroupStart/End worth of ncclSend/ncclRecv calls (the rank's transfers of
@@ -27,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collsim/algorithms/schedule.hpp"
@@ -115,11 +117,21 @@ struct LoweringOptions {
   std::string nccl_reduce_scatter_phase;
 };
 
+/// The phase that `--phase1 nccl` runs as one ncclReduceScatter (StragglAR's phase 1).
+inline constexpr std::string_view kReadyReduceScatterPhase = "reduce_scatter";
+
+/// Whether `schedule` was built around a straggler (schedule.straggler >= 0) and has a phase
+/// named kReadyReduceScatterPhase: the ReduceScatter among the ready ranks that collsim-cuda can
+/// run as one ncclReduceScatter. Why from the schedule and not the algorithm's name: the facts
+/// about an algorithm live in its registry row or in what it generates; ring also has a
+/// "reduce_scatter" phase, but over every rank, and it must keep its own rounds.
+bool has_ready_reduce_scatter(const Schedule& schedule);
+
 /// Lowers `schedule`. Throws ScheduleError if the schedule is malformed for execution (rank or
 /// chunk out of range, a rank sending to itself, two transfers of one round writing overlapping
 /// elements of one rank), and ConfigError if the requested phase does not exist, is not a
 /// reduce-scatter as described above, has unequal blocks for `count` (round count to a multiple
-/// of num_chunks), or cannot replace the phase because later phases read its partial sums.
+/// of 4 * num_chunks), or cannot replace the phase because later phases read its partial sums.
 /// The replacement check tracks contributions in 64-bit masks, so it needs n <= 64.
 LoweredSchedule lower_schedule(const Schedule& schedule, const LoweringOptions& options);
 
