@@ -45,7 +45,7 @@ void ScheduleWalker::index_rounds() {
     total += phase.num_transfers();
   }
   if (total >= kNoRound) {
-    throw InternalError(fmt::format("the simgrid engine handles fewer than 2^32 transfers; the {} schedule has {}",
+    throw InternalError(fmt::format("schedules of 2^32 transfers or more are not supported; the {} schedule has {}",
                                     s_.algorithm, total));
   }
   num_transfers_ = static_cast<std::uint32_t>(total);
