@@ -1,43 +1,41 @@
-// How the schedule is driven, and why this way (SimGrid 3.32 specifics measured on a 1024-rank
-// ring, 2.1 M transfers):
-//  * The control logic runs in SimGrid's maestro: kernel timers start ranks at their arrival (or
-//    barrier gate) and apply reduction costs, and completions arrive through
-//    Link::on_communication_state_change. No per-rank actors exchange mailbox messages.
-//  * Flows are two-host parallel executions (s4u::Exec with a 2x2 byte matrix), which the
+// The SimGrid network side of the simgrid engine, on SimGrid's public s4u API (3.32). The
+// per-rank rules live in schedule_walker.cpp; this file only carries the walker's flows on a
+// SimGrid platform and tells it when they end and when its wake-up dates come. It uses no
+// SimGrid internal (no kernel or simix header, no simcall of its own).
+//
+// How, and why this way (SimGrid 3.32 specifics):
+//  * A flow is a two-host parallel execution (s4u::Exec with a 2x2 byte matrix), which the
 //    default host model turns into exactly one CM02 network flow from the first host to the
-//    second, with a byte count that may be fractional. Not Comm::sendto: every host-to-host comm
-//    is a kernel-detached activity that SimGrid appends to maestro's activity list and removes
-//    with std::list::remove on completion, a scan over every flow in flight (a 1024-rank ring
-//    then spends most of its time in that scan, and it grows as n^3).
-//  * An Exec sits in the activity list of the actor that starts it, so the flows are started by
-//    a few issuer actors (at most kMaxIssuers), each owning a share of the senders: their lists
-//    stay short. The maestro logic queues a ready transfer and wakes its issuer through a
-//    semaphore; the issuer starts everything queued in one simcall.
-//  * Flows in flight are found again by their activity's address in an open-addressing index
-//    (pointer_index.hpp), not a node-based hash map.
-//  * The completion signal fires inside the network model's update loop, where starting flows
-//    would modify the solver it iterates over: completions are queued and handled by a kernel
-//    timer at the same simulated date.
+//    second, with a byte count that may be fractional (Comm::sendto takes whole bytes, and its
+//    kernel-detached comms all sit in one list that is scanned on every completion).
+//  * 3.32 signals no completion of an activity nobody waits for (Activity::on_completion fires
+//    from wait/test only), so flows are waited for: worker actors (at most kMaxWorkers) each wait
+//    with Exec::wait_any_for on the flows they started, the timeout being their next wake-up
+//    date. An Exec sits in the activity list of the actor that creates it, and SimGrid scans
+//    that list when the Exec ends: spread over workers, lists and wait sets stay short.
+//  * Whatever a worker observes (a flow's end, a wake-up) it hands to the walker; the wake-ups
+//    the walker asks for in return stay with that worker, and so do new flows while its share is
+//    not much above the average. Otherwise a flow goes to its sender's worker, and if that worker
+//    is blocked in its wait, its doorbell is rung (new_doorbell). Keeping flows where they are
+//    saves doorbells; handing some on keeps one worker from collecting them all.
+//  * SimGrid runs one actor at a time and switches only inside simcalls; the walker makes none,
+//    so its state is never seen half-updated by another worker.
 #include "simgrid_simulation.hpp"
 
 #include <fmt/format.h>
-#include <simgrid/kernel/Timer.hpp>
-#include <simgrid/kernel/resource/Action.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
-#include <simgrid/s4u/Link.hpp>
-#include <simgrid/s4u/Semaphore.hpp>
-#include <simgrid/simix.hpp>
 
 #include <algorithm>
-#include <limits>
-#include <optional>
+#include <memory>
+#include <queue>
+#include <string>
 #include <unordered_map>
-#include <utility>
+#include <vector>
 
 #include "collsim/models/error.hpp"
-#include "pointer_index.hpp"
+#include "schedule_walker.hpp"
 #include "simgrid_platform.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -52,14 +50,12 @@
 #endif
 
 namespace sg4 = simgrid::s4u;
-namespace sgk = simgrid::kernel;
 
 namespace collsim::detail {
 namespace {
 
-constexpr std::uint32_t kNoRound = std::numeric_limits<std::uint32_t>::max();
-// Issuer actors: more means shorter activity lists, fewer means fewer context switches.
-constexpr std::uint32_t kMaxIssuers = 64;
+// Workers: more means shorter activity lists and wait sets, fewer means fewer actors to switch to.
+constexpr std::uint32_t kMaxWorkers = 64;
 
 // Exact alpha-beta configuration. CM02 is the plain max-min flow model; its defaults are already
 // factor 1 and weight-S 0, but they are pinned so a changed default cannot slip in.
@@ -94,157 +90,15 @@ constexpr const char* kSimGridArgs[] = {
 
 // Dates cross the SimGrid boundary in its time unit; collsim keeps seconds.
 double now_s() { return sg4::Engine::get_clock() / kSimGridUnitsPerSecond; }
-template <class Callback>
-void at_s(double date_s, Callback callback) {
-  sgk::timer::Timer::set(date_s * kSimGridUnitsPerSecond, std::move(callback));
-}
-
-class Simulation {
- public:
-  Simulation(const Schedule& schedule, const RunConfig& config, std::span<const double> arrival_s,
-             std::span<const double> gate_s)
-      : s_(schedule),
-        topology_(config.topology),
-        arrival_s_(arrival_s),
-        gate_s_(gate_s),
-        chunk_bytes_(config.size_bytes / schedule.num_chunks),
-        gamma_s_per_byte_(config.topology.link.gamma_s_per_byte),
-        record_trace_(config.record_trace) {
-    index_rounds();
-    build_rank_lists();
-  }
-
-  RunResult run();
-
- private:
-  struct Flight {
-    sg4::ExecPtr exec;
-    std::uint32_t transfer = 0;
-    std::uint32_t round = 0;
-    double start_s = 0;
-  };
-  struct Ready {
-    std::uint32_t transfer;
-    std::uint32_t round;
-  };
-
-  void index_rounds();
-  void build_rank_lists();
-  std::vector<GpuPair> used_pairs() const;
-  const Transfer& transfer(std::uint32_t t, std::uint32_t round) const {
-    const std::uint32_t p = round_phase_[round];
-    return s_.phases[p].transfers()[t - phase_first_[p]];
-  }
-  std::uint32_t round_of(std::uint32_t t) const {
-    return static_cast<std::uint32_t>(std::upper_bound(round_first_.begin(), round_first_.end(), t) - round_first_.begin() - 1);
-  }
-
-  void create_issuers();
-  void issuer_loop(std::uint32_t issuer);
-  void issue(std::span<const Ready> batch, std::vector<sg4::ExecPtr>& execs);
-  void start_ranks();
-  void enter(Rank r);
-  void advance(Rank r, double now);
-  void start_transfer(std::uint32_t t, std::uint32_t round);
-  void on_network_action(sgk::resource::Action& action);
-  void flush_arrivals();
-  void data_arrived(std::uint32_t t, std::uint32_t round, double start_s, double now);
-  void rank_done_with(Rank r, double now);
-  void record(std::uint32_t t, std::uint32_t round, double start_s, double end_s);
-
-  const Schedule& s_;
-  const Topology& topology_;
-  std::span<const double> arrival_s_;
-  std::span<const double> gate_s_;
-  double chunk_bytes_;
-  double gamma_s_per_byte_;
-  bool record_trace_;
-
-  // Transfers are numbered globally in schedule order; round g holds [round_first_[g], round_first_[g+1]).
-  std::vector<std::uint32_t> round_first_;
-  std::vector<std::uint32_t> round_phase_;
-  std::vector<std::uint32_t> round_local_;
-  std::vector<std::uint32_t> phase_first_;
-  std::uint32_t num_transfers_ = 0;
-
-  // Each rank's transfers in schedule order (so grouped by round), CSR layout.
-  std::vector<std::size_t> rank_begin_;
-  std::vector<std::uint32_t> rank_transfers_;
-
-  // Per rank: the current round group [pos_, group_end_), the round it is in (kNoRound while it
-  // waits for a timer or is finished), and how many transfers of the group are not done.
-  std::vector<std::size_t> pos_;
-  std::vector<std::size_t> group_end_;
-  std::vector<std::uint32_t> in_round_;
-  std::vector<std::uint32_t> remaining_;
-  std::vector<double> finish_s_;
-
-  std::vector<sg4::Host*> hosts_;
-  std::vector<sg4::SemaphorePtr> issuer_wake_;
-  std::vector<std::vector<Ready>> issuer_queue_;
-  bool quit_ = false;
-
-  std::vector<Flight> flights_;
-  std::vector<std::uint32_t> free_flights_;
-  PointerIndex flight_of_;  // SimGrid activity -> slot in flights_
-  std::vector<const void*> arrived_;
-  bool flush_armed_ = false;
-  bool failed_ = false;
-  // Flows whose completion was handled. SimGrid still posts the activity after the state change
-  // (later in the same scheduling round), so references are held for two more flushes.
-  std::vector<sg4::ExecPtr> retired_[2];
-  std::size_t transfers_done_ = 0;
-  std::vector<TransferRecord> trace_;
-};
-
-void Simulation::index_rounds() {
-  std::size_t total = 0;
-  for (const Phase& phase : s_.phases) {
-    phase_first_.push_back(static_cast<std::uint32_t>(std::min<std::size_t>(total, kNoRound)));
-    for (std::size_t r = 0; r < phase.num_rounds(); ++r) {
-      round_first_.push_back(static_cast<std::uint32_t>(std::min<std::size_t>(total + phase.round_begin(r), kNoRound)));
-      round_phase_.push_back(static_cast<std::uint32_t>(&phase - s_.phases.data()));
-      round_local_.push_back(static_cast<std::uint32_t>(r));
-    }
-    total += phase.num_transfers();
-  }
-  if (total >= kNoRound) {
-    throw InternalError(fmt::format("the simgrid engine handles fewer than 2^32 transfers; the {} schedule has {}",
-                                    s_.algorithm, total));
-  }
-  num_transfers_ = static_cast<std::uint32_t>(total);
-  round_first_.push_back(num_transfers_);
-}
-
-void Simulation::build_rank_lists() {
-  rank_begin_.assign(s_.n + 1, 0);
-  for (const Phase& phase : s_.phases) {
-    for (const Transfer& t : phase.transfers()) {
-      ++rank_begin_[t.src + 1];
-      ++rank_begin_[t.dst + 1];
-    }
-  }
-  for (Rank r = 0; r < s_.n; ++r) rank_begin_[r + 1] += rank_begin_[r];
-  rank_transfers_.resize(rank_begin_[s_.n]);
-  std::vector<std::size_t> fill(rank_begin_.begin(), rank_begin_.end() - 1);
-  std::uint32_t index = 0;
-  for (const Phase& phase : s_.phases) {
-    for (const Transfer& t : phase.transfers()) {
-      rank_transfers_[fill[t.src]++] = index;
-      rank_transfers_[fill[t.dst]++] = index;
-      ++index;
-    }
-  }
-}
 
 // Distinct (src, dst) pairs: a ring at n = 4096 has 33.5 M transfers but only 4096 pairs. A bit
 // matrix while it is small, a hash set beyond.
-std::vector<GpuPair> Simulation::used_pairs() const {
+std::vector<GpuPair> used_pairs(const Schedule& s) {
   std::vector<GpuPair> pairs;
-  const std::uint64_t n = s_.n;
+  const std::uint64_t n = s.n;
   if (n <= 16384) {
     std::vector<bool> seen(n * n, false);
-    for (const Phase& phase : s_.phases) {
+    for (const Phase& phase : s.phases) {
       for (const Transfer& t : phase.transfers()) {
         const std::uint64_t key = t.src * n + t.dst;
         if (seen[key]) continue;
@@ -254,7 +108,7 @@ std::vector<GpuPair> Simulation::used_pairs() const {
     }
   } else {
     std::unordered_map<std::uint64_t, bool> seen;
-    for (const Phase& phase : s_.phases) {
+    for (const Phase& phase : s.phases) {
       for (const Transfer& t : phase.transfers()) {
         if (seen.emplace(t.src * n + t.dst, true).second) pairs.emplace_back(t.src, t.dst);
       }
@@ -263,225 +117,289 @@ std::vector<GpuPair> Simulation::used_pairs() const {
   return pairs;
 }
 
-RunResult Simulation::run() {
-  RunResult result;
-  result.finish_s.assign(arrival_s_.begin(), arrival_s_.end());
-  if (num_transfers_ == 0) return result;
+// A date a worker waits for: a walker wake-up, or the end of a flow that SimGrid does not carry.
+struct Timer {
+  double date_s;
+  std::uint64_t seq;  // creation order: equal dates fire first come, first served
+  bool is_flow_end;
+  Wakeup wakeup;      // when !is_flow_end
+  std::uint32_t flow; // when is_flow_end
+};
+struct LaterTimer {
+  bool operator()(const Timer& a, const Timer& b) const {
+    return a.date_s != b.date_s ? a.date_s > b.date_s : a.seq > b.seq;
+  }
+};
 
+struct PendingFlow {
+  std::uint32_t flow;
+  Rank src;
+  Rank dst;
+  double bytes;
+};
+
+struct Worker {
+  // execs[0] is the doorbell; execs[1..] are the flows in flight that this worker started, and
+  // flows[i] the walker's id of execs[i].
+  // Kept as ActivityPtr: Exec::wait_any_for would copy an ExecPtr vector into one at every wait.
+  std::vector<sg4::ActivityPtr> execs;
+  std::vector<std::uint32_t> flows;
+  std::vector<PendingFlow> pending;  // handed to this worker, not started yet
+  std::vector<std::uint32_t> to_ring; // workers this one handed flows to while they waited
+  std::priority_queue<Timer, std::vector<Timer>, LaterTimer> timers;
+  bool waiting = false;  // blocked in wait_any_for: new work needs the doorbell
+  bool rung = false;     // its doorbell is (about to be) rung
+};
+
+class SimGridNetwork final : public FlowNetwork {
+ public:
+  SimGridNetwork(const Schedule& schedule, const Topology& topology, ScheduleWalker& walker);
+  ~SimGridNetwork() override;
+
+  /// Runs the simulation to its end. Throws InternalError if a flow failed or a worker stopped
+  /// on an error. (Were the walker ever to stall, SimGrid would report a deadlock and abort the
+  /// child process, which the parent reports as an InternalError.)
+  void run();
+
+  void start_flow(std::uint32_t flow, Rank src, Rank dst, double bytes, double now_s) override;
+  void wake_at(double date_s, Wakeup wakeup) override;
+
+ private:
+  void worker_loop(std::uint32_t k);
+  bool wait_once(std::uint32_t k);
+  void after_walker(std::uint32_t k);
+  void fire_due(Worker& worker, double due_s);
+  void launch_pending(std::uint32_t k);
+  void new_doorbell(std::uint32_t k);
+  void stop_all(std::uint32_t k);
+  void add_timer(Worker& worker, Timer timer) {
+    timer.seq = next_seq_++;
+    worker.timers.push(timer);
+  }
+
+  const Topology& topology_;
+  ScheduleWalker& walker_;
+  // Declared before the workers so that it is destroyed after them: every ExecPtr must go first.
+  std::unique_ptr<sg4::Engine> engine_;
+  std::vector<sg4::Host*> hosts_;
+  std::vector<Worker> workers_;
+  std::uint32_t current_ = 0;  // the worker whose actor calls the walker (its requests go there)
+  bool started_ = false;       // false while the walker asks for its first wake-ups
+  bool quit_ = false;
+  std::size_t in_flight_ = 0;  // flows started or handed out, not finished
+  std::uint64_t next_seq_ = 0;
+  std::string error_;
+};
+
+SimGridNetwork::SimGridNetwork(const Schedule& schedule, const Topology& topology, ScheduleWalker& walker)
+    : topology_(topology), walker_(walker) {
   std::vector<char*> argv;
   for (const char* arg : kSimGridArgs) argv.push_back(const_cast<char*>(arg));
   argv.push_back(nullptr);
   int argc = static_cast<int>(argv.size()) - 1;
-  // Never destroyed: the process ends right after the run, and tearing SimGrid down costs time.
-  auto* engine = new sg4::Engine(&argc, argv.data());
-
-  hosts_ = build_platform(topology_, used_pairs()).hosts;
-  sg4::Link::on_communication_state_change_cb(
-      [this](sgk::resource::NetworkAction& action, sgk::resource::Action::State /*previous*/) {
-        // NetworkAction is not in SimGrid's installed headers; it derives from Action alone.
-        on_network_action(reinterpret_cast<sgk::resource::Action&>(action));
-      });
-  create_issuers();
-
-  finish_s_ = result.finish_s;
-  pos_.assign(s_.n, 0);
-  group_end_.assign(s_.n, 0);
-  in_round_.assign(s_.n, kNoRound);
-  remaining_.assign(s_.n, 0);
-  // Records are stored at their transfer's index, so the trace comes out in schedule order.
-  if (record_trace_) trace_.resize(num_transfers_);
-  start_ranks();
-  engine->run();
-
-  if (failed_) throw InternalError("a SimGrid flow failed (link failure in the simulated platform)");
-  if (transfers_done_ != num_transfers_) {
-    throw InternalError(fmt::format("the simulation ended with {} of {} transfers done", transfers_done_, num_transfers_));
-  }
-  result.finish_s = std::move(finish_s_);
-  result.transfers = num_transfers_;
-  result.trace = std::move(trace_);
-  return result;
+  engine_ = std::make_unique<sg4::Engine>(&argc, argv.data());
+  hosts_ = build_platform(topology_, used_pairs(schedule)).hosts;
+  workers_.resize(std::min<std::uint32_t>(schedule.n, kMaxWorkers));
 }
 
-void Simulation::create_issuers() {
-  const std::uint32_t count = std::min<std::uint32_t>(s_.n, kMaxIssuers);
-  issuer_queue_.resize(count);
-  for (std::uint32_t k = 0; k < count; ++k) {
-    issuer_wake_.push_back(sg4::Semaphore::create(0));
-    sg4::Actor::create(fmt::format("issuer{}", k), hosts_[k], [this, k] { issuer_loop(k); });
-  }
+SimGridNetwork::~SimGridNetwork() {
+  // Activities still referenced (the doorbells, flows after an error) go while their Engine exists.
+  workers_.clear();
 }
 
-void Simulation::issuer_loop(std::uint32_t issuer) {
-  std::vector<Ready> batch;
-  std::vector<sg4::ExecPtr> execs;
-  while (true) {
-    issuer_wake_[issuer]->acquire();
-    if (quit_) return;
-    batch.clear();
-    std::swap(batch, issuer_queue_[issuer]);
-    issue(batch, execs);
+void SimGridNetwork::run() {
+  // The first wake-ups are spread over the workers by rank, so that each starts a share of the flows.
+  walker_.start(*this);
+  started_ = true;
+  for (std::uint32_t k = 0; k < workers_.size(); ++k) {
+    sg4::Actor::create(fmt::format("worker{}", k), hosts_[k], [this, k] { worker_loop(k); });
   }
+  engine_->run();
+  if (!error_.empty()) throw InternalError(fmt::format("simgrid engine: {}", error_));
 }
 
-// Runs in an issuer actor. The flows are created here, so that they join this actor's (short)
-// activity list, then configured and started together in one simcall: called from an actor, each
-// Exec setter and start() is a simcall of its own, a context switch to maestro and back, four per
-// flow. Inside simcall_answered the code runs in maestro, where they are plain calls.
-void Simulation::issue(std::span<const Ready> batch, std::vector<sg4::ExecPtr>& execs) {
-  execs.clear();
-  for (std::size_t i = 0; i < batch.size(); ++i) execs.push_back(sg4::Exec::init());
-  auto setup = [this, &execs, batch] {
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      const Transfer& tr = transfer(batch[i].transfer, batch[i].round);
-      sg4::Exec& exec = *execs[i];
-      exec.set_hosts({hosts_[tr.src], hosts_[tr.dst]});
-      exec.set_flops_amounts({0.0, 0.0});
-      exec.set_bytes_amounts({0.0, tr.chunk_count * chunk_bytes_, 0.0, 0.0});
-      exec.start();
-    }
-  };
-  sgk::actor::simcall_answered(setup);
-  const double now = now_s();
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    std::uint32_t slot;
-    if (free_flights_.empty()) {
-      slot = static_cast<std::uint32_t>(flights_.size());
-      flights_.emplace_back();
-    } else {
-      slot = free_flights_.back();
-      free_flights_.pop_back();
-    }
-    flight_of_.insert(execs[i]->get_impl(), slot);
-    flights_[slot] = Flight{std::move(execs[i]), batch[i].transfer, batch[i].round, now};
-  }
-}
-
-void Simulation::start_ranks() {
-  for (Rank r = 0; r < s_.n; ++r) {
-    pos_[r] = rank_begin_[r];
-    if (pos_[r] == rank_begin_[r + 1]) continue;
-    const std::uint32_t round = round_of(rank_transfers_[pos_[r]]);
-    const double ready = std::max(arrival_s_[r], gate_s_[round_phase_[round]]);
-    at_s(ready, [this, r] { enter(r); });
-  }
-}
-
-// Rank r reaches the round of its next transfer: every transfer of that round whose other
-// endpoint is already there starts now; the others start when that endpoint arrives.
-void Simulation::enter(Rank r) {
-  const std::size_t begin = pos_[r];
-  const std::uint32_t round = round_of(rank_transfers_[begin]);
-  const std::uint32_t round_end = round_first_[round + 1];
-  std::size_t end = begin;
-  while (end < rank_begin_[r + 1] && rank_transfers_[end] < round_end) ++end;
-  group_end_[r] = end;
-  remaining_[r] = static_cast<std::uint32_t>(end - begin);
-  in_round_[r] = round;
-  for (std::size_t i = begin; i < end; ++i) {
-    const std::uint32_t t = rank_transfers_[i];
-    const Transfer& tr = transfer(t, round);
-    const Rank other = tr.src == r ? tr.dst : tr.src;
-    if (in_round_[other] == round) start_transfer(t, round);
-  }
-}
-
-void Simulation::start_transfer(std::uint32_t t, std::uint32_t round) {
-  const Transfer& tr = transfer(t, round);
-  const double now = now_s();
-  if (!(tr.chunk_count * chunk_bytes_ > 0)) {
+// A flow goes to its sender's worker if that worker is not blocked in a wait (it starts it
+// before it waits again: no doorbell needed), else stays with the worker that asked for it while
+// that worker's share is not much above the average, else goes to the sender's worker with a
+// doorbell. Always keeping flows would let a few workers collect them all over time (each
+// follow-up flow would be started by the worker that saw its predecessor end), and every wait
+// scans all of a worker's flows.
+void SimGridNetwork::start_flow(std::uint32_t flow, Rank src, Rank dst, double bytes, double now_s) {
+  Worker& here = workers_[current_];
+  if (!(bytes > 0)) {
     // A parallel execution cannot carry 0 bytes; a 0-byte CM02 flow costs its route latency.
-    const double arrival = now + topology_.route_latency_s(tr.src, tr.dst);
-    at_s(arrival, [this, t, round, now, arrival] { data_arrived(t, round, now, arrival); });
+    add_timer(here, Timer{now_s + topology_.route_latency_s(src, dst), 0, true, {}, flow});
     return;
   }
-  const std::uint32_t issuer = tr.src % static_cast<std::uint32_t>(issuer_queue_.size());
-  if (issuer_queue_[issuer].empty()) issuer_wake_[issuer]->release();
-  issuer_queue_[issuer].push_back(Ready{t, round});
-}
-
-void Simulation::on_network_action(sgk::resource::Action& action) {
-  const auto state = action.get_state();
-  if (state == sgk::resource::Action::State::FAILED) failed_ = true;
-  if (state != sgk::resource::Action::State::FINISHED) return;
-  arrived_.push_back(action.get_activity());
-  if (!flush_armed_) {
-    flush_armed_ = true;
-    sgk::timer::Timer::set(sg4::Engine::get_clock(), [this] { flush_arrivals(); });
+  ++in_flight_;
+  const std::size_t cap = 2 * in_flight_ / workers_.size() + 4;
+  const std::uint32_t home = src % static_cast<std::uint32_t>(workers_.size());
+  std::uint32_t k = current_;
+  if (!workers_[home].waiting || here.execs.size() + here.pending.size() > cap) k = home;
+  Worker& target = workers_[k];
+  target.pending.push_back(PendingFlow{flow, src, dst, bytes});
+  if (k != current_ && target.waiting && !target.rung) {
+    target.rung = true;
+    here.to_ring.push_back(k);
   }
 }
 
-void Simulation::flush_arrivals() {
-  flush_armed_ = false;
-  retired_[1].clear();
-  std::swap(retired_[0], retired_[1]);
-  const double now = now_s();
-  for (std::size_t i = 0; i < arrived_.size(); ++i) {
-    const std::optional<std::uint32_t> found = flight_of_.take(arrived_[i]);
-    COLLSIM_ASSERT(found.has_value(), "a SimGrid flow finished that the engine did not start");
-    const std::uint32_t slot = *found;
-    Flight& flight = flights_[slot];
-    retired_[0].push_back(std::move(flight.exec));
-    free_flights_.push_back(slot);
-    data_arrived(flight.transfer, flight.round, flight.start_s, now);
-  }
-  arrived_.clear();
+void SimGridNetwork::wake_at(double date_s, Wakeup wakeup) {
+  const std::uint32_t k = started_ ? current_ : wakeup.id % static_cast<std::uint32_t>(workers_.size());
+  add_timer(workers_[k], Timer{date_s, 0, false, wakeup, 0});
 }
 
-// The data of transfer t has arrived: the sender is done; the receiver is done now, or after the
-// reduction cost for a reduce.
-void Simulation::data_arrived(std::uint32_t t, std::uint32_t round, double start_s, double now) {
-  const Transfer& tr = transfer(t, round);
-  const double bytes = tr.chunk_count * chunk_bytes_;
-  rank_done_with(tr.src, now);
-  if (tr.op == Op::Reduce && bytes > 0 && gamma_s_per_byte_ > 0) {
-    const double applied = now + bytes * gamma_s_per_byte_;
-    at_s(applied, [this, t, round, start_s, applied] {
-      record(t, round, start_s, applied);
-      rank_done_with(transfer(t, round).dst, applied);
-    });
-  } else {
-    record(t, round, start_s, now);
-    rank_done_with(tr.dst, now);
+// Every timer due at or before `due_s`, including those that firing adds at that date. The
+// date handed to the walker is the timer's own, not SimGrid's clock: a timed wait ends at
+// now + (date - now), which can differ from the date in its last bit.
+void SimGridNetwork::fire_due(Worker& worker, double due_s) {
+  while (!worker.timers.empty() && worker.timers.top().date_s <= due_s) {
+    const Timer timer = worker.timers.top();
+    worker.timers.pop();
+    if (timer.is_flow_end) {
+      walker_.flow_done(timer.flow, timer.date_s);
+    } else {
+      walker_.wake(timer.wakeup, timer.date_s);
+    }
   }
 }
 
-void Simulation::record(std::uint32_t t, std::uint32_t round, double start_s, double end_s) {
-  if (record_trace_) trace_[t] = TransferRecord{round_phase_[round], round_local_[round], transfer(t, round), start_s, end_s};
-  if (++transfers_done_ < num_transfers_) return;
-  // Everything is done: let the issuers return so that the simulation ends cleanly.
+// Starting an Exec, or ringing a doorbell, takes simcalls, and at each one SimGrid may run
+// other workers before this one resumes. So the walker never touches SimGrid: it only queues
+// flows, and the worker starts them and rings the doorbells after the walker has returned,
+// when its state is whole.
+void SimGridNetwork::after_walker(std::uint32_t k) {
+  if (walker_.all_done() && !quit_) stop_all(k);
+  while (!workers_[k].to_ring.empty()) {
+    const std::uint32_t other = workers_[k].to_ring.back();
+    workers_[k].to_ring.pop_back();
+    workers_[other].execs.front()->resume();
+  }
+}
+
+void SimGridNetwork::stop_all(std::uint32_t k) {
   quit_ = true;
-  for (auto& wake : issuer_wake_) wake->release();
-}
-
-void Simulation::rank_done_with(Rank r, double now) {
-  if (--remaining_[r] == 0) advance(r, now);
-}
-
-// All transfers of r's current round are done at `now`: finish, or move on to the next round,
-// held back by the barrier gate of a new phase.
-void Simulation::advance(Rank r, double now) {
-  in_round_[r] = kNoRound;
-  pos_[r] = group_end_[r];
-  if (pos_[r] == rank_begin_[r + 1]) {
-    finish_s_[r] = now;
-    return;
+  for (std::uint32_t j = 0; j < workers_.size(); ++j) {
+    if (j != k && workers_[j].waiting && !workers_[j].rung) {
+      workers_[j].rung = true;
+      workers_[k].to_ring.push_back(j);
+    }
   }
-  const std::uint32_t round = round_of(rank_transfers_[pos_[r]]);
-  const double gate = gate_s_[round_phase_[round]];
-  if (gate > now) {
-    at_s(gate, [this, r] { enter(r); });
+}
+
+void SimGridNetwork::launch_pending(std::uint32_t k) {
+  Worker& worker = workers_[k];
+  std::vector<PendingFlow> batch;
+  // Each call below is a simcall, during which other workers may hand this one more flows.
+  while (!worker.pending.empty()) {
+    batch.clear();
+    std::swap(batch, worker.pending);
+    for (const PendingFlow& p : batch) {
+      // Created here, so that it joins this worker's activity list. (Running these five simcalls
+      // as one through a kernel internal was measured to save only ~10% of the run time.)
+      sg4::ExecPtr exec = sg4::Exec::init();
+      exec->set_hosts({hosts_[p.src], hosts_[p.dst]});
+      exec->set_flops_amounts({0.0, 0.0});
+      exec->set_bytes_amounts({0.0, p.bytes, 0.0, 0.0});
+      exec->start();
+      worker.execs.push_back(std::move(exec));
+      worker.flows.push_back(p.flow);
+    }
+  }
+}
+
+// The doorbell is an empty computation on the worker's own host (nothing else computes
+// there), suspended at once; another worker rings it by resuming it, which lets it end and so
+// ends this worker's wait. (Cancelling would do too, but SimGrid reports a cancel with an
+// exception, and unwinding costs about a third of the run time.)
+void SimGridNetwork::new_doorbell(std::uint32_t k) {
+  sg4::ExecPtr bell = sg4::Exec::init();
+  bell->set_host(hosts_[k]);
+  bell->set_flops_amount(0.0);
+  bell->start();
+  bell->suspend();
+  if (workers_[k].execs.empty()) {
+    workers_[k].execs.push_back(std::move(bell));
+    workers_[k].flows.push_back(0);
   } else {
-    enter(r);
+    workers_[k].execs.front() = std::move(bell);
   }
+  workers_[k].rung = false;
+}
+
+void SimGridNetwork::worker_loop(std::uint32_t k) {
+  try {
+    new_doorbell(k);
+    while (!quit_) {
+      launch_pending(k);
+      if (quit_) break;
+      if (!wait_once(k)) continue;
+      after_walker(k);
+    }
+  } catch (const std::exception& e) {
+    // A failed flow (link failure in the simulated platform) or a walker invariant.
+    if (error_.empty()) error_ = e.what();
+    if (!quit_) stop_all(k);
+    after_walker(k);
+  }
+}
+
+// Waits for this worker's next event and hands it to the walker. Returns false if there was
+// none to hand (a doorbell: new flows to start, or the end).
+// current_ is set right before each walker call: the walker never yields, so it stays right for
+// the whole call, whatever other workers ran while this one waited.
+bool SimGridNetwork::wait_once(std::uint32_t k) {
+  Worker& worker = workers_[k];
+  const bool timed = !worker.timers.empty();
+  const double due_s = timed ? worker.timers.top().date_s : 0.0;
+  if (timed && due_s <= now_s()) {
+    current_ = k;
+    fire_due(worker, due_s);
+    return true;
+  }
+  if (!worker.pending.empty()) return false;
+  const double timeout = timed ? (due_s - now_s()) * kSimGridUnitsPerSecond : -1.0;
+  worker.waiting = true;
+  const ssize_t done = sg4::Activity::wait_any_for(worker.execs, timeout);
+  worker.waiting = false;
+  if (done < 0) {
+    current_ = k;
+    fire_due(worker, due_s);
+    return true;
+  }
+  if (done == 0) {
+    new_doorbell(k);
+    return false;
+  }
+  const auto i = static_cast<std::size_t>(done);
+  const std::uint32_t flow = worker.flows[i];
+  worker.execs[i] = std::move(worker.execs.back());
+  worker.execs.pop_back();
+  worker.flows[i] = worker.flows.back();
+  worker.flows.pop_back();
+  --in_flight_;
+  current_ = k;
+  walker_.flow_done(flow, now_s());
+  return true;
 }
 
 }  // namespace
 
 RunResult simulate_with_simgrid(const Schedule& schedule, const RunConfig& config, std::span<const double> arrival_s,
                                 std::span<const double> gate_s) {
-  Simulation simulation(schedule, config, arrival_s, gate_s);
-  return simulation.run();
+  ScheduleWalker walker(schedule, config.size_bytes / schedule.num_chunks, config.topology.link.gamma_s_per_byte,
+                        arrival_s, gate_s, config.record_trace);
+  if (walker.num_transfers() == 0) return walker.take_result();
+  {
+    // The Engine is destroyed here, before the result leaves: SimGrid 3.32 tears down cleanly.
+    SimGridNetwork network(schedule, config.topology, walker);
+    network.run();
+  }
+  if (!walker.all_done()) {
+    throw InternalError(fmt::format("the simulation ended with {} of {} transfers done", walker.transfers_done(),
+                                    walker.num_transfers()));
+  }
+  return walker.take_result();
 }
 
 }  // namespace collsim::detail

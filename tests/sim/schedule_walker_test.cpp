@@ -1,0 +1,152 @@
+// The per-rank rules of ScheduleWalker on a toy network: every flow takes `latency_s + bytes /
+// Bps`, independently of the others, and wake-ups come exactly at their date. Each expectation
+// is worked out by hand from the rules (rendezvous of both ends, rounds in order per rank,
+// barrier gates, gamma at the reduce receiver).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <queue>
+#include <tuple>
+#include <vector>
+
+#include "collsim/sim/run_checks.hpp"
+#include "schedule_walker.hpp"
+#include "sim_test_support.hpp"
+
+namespace collsim::detail {
+namespace {
+
+using test::hand;
+using test::tx;
+
+class ToyNetwork final : public FlowNetwork {
+ public:
+  ToyNetwork(double latency_s, double Bps) : latency_s_(latency_s), Bps_(Bps) {}
+
+  void start_flow(std::uint32_t flow, Rank src, Rank dst, double bytes, double now_s) override {
+    starts.emplace_back(src, dst, now_s);
+    events_.push(Event{now_s + latency_s_ + bytes / Bps_, seq_++, true, flow, {}});
+  }
+  void wake_at(double date_s, Wakeup wakeup) override { events_.push(Event{date_s, seq_++, false, 0, wakeup}); }
+
+  void run(ScheduleWalker& walker) {
+    walker.start(*this);
+    while (!events_.empty()) {
+      const Event e = events_.top();
+      events_.pop();
+      if (e.is_flow) {
+        walker.flow_done(e.flow, e.date_s);
+      } else {
+        walker.wake(e.wakeup, e.date_s);
+      }
+    }
+  }
+
+  std::vector<std::tuple<Rank, Rank, double>> starts;  // (src, dst, start date) in start order
+
+ private:
+  struct Event {
+    double date_s;
+    std::uint64_t seq;
+    bool is_flow;
+    std::uint32_t flow;
+    Wakeup wakeup;
+    bool operator>(const Event& o) const { return date_s != o.date_s ? date_s > o.date_s : seq > o.seq; }
+  };
+  double latency_s_;
+  double Bps_;
+  std::uint64_t seq_ = 0;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+};
+
+struct Walked {
+  RunResult result;
+  std::vector<std::tuple<Rank, Rank, double>> starts;
+};
+
+// Bytes per chunk 1, so a flow of c chunks takes 1 + c seconds on the toy network.
+Walked walk(const Schedule& s, std::vector<double> arrival_s, StartMode mode = StartMode::Eager,
+            double gamma_s_per_byte = 0, double chunk_bytes = 1) {
+  const std::vector<double> gate_s = phase_gates(s, arrival_s, mode);
+  ScheduleWalker walker(s, chunk_bytes, gamma_s_per_byte, arrival_s, gate_s, true);
+  ToyNetwork network(1.0, 1.0);
+  network.run(walker);
+  EXPECT_TRUE(walker.all_done());
+  return Walked{walker.take_result(), network.starts};
+}
+
+TEST(ScheduleWalker, TransferStartsWhenItsLaterEndpointArrives) {
+  // 0 -> 1; rank 1 arrives at 5: the flow starts at 5 and ends at 5 + 2.
+  const Walked w = walk(hand(2, 1, 1, {{{tx(0, 1)}}}), {0.0, 5.0});
+  ASSERT_EQ(w.starts.size(), 1u);
+  EXPECT_EQ(std::get<2>(w.starts[0]), 5.0);
+  EXPECT_EQ(w.result.finish_s, (std::vector<double>{7.0, 7.0}));
+  ASSERT_EQ(w.result.trace.size(), 1u);
+  EXPECT_EQ(w.result.trace[0].start_s, 5.0);
+  EXPECT_EQ(w.result.trace[0].end_s, 7.0);
+}
+
+TEST(ScheduleWalker, RankFinishesARoundBeforeTheNext) {
+  // Round 0: 0 -> 1 (1 chunk, 2 s) and 2 -> 1 (3 chunks, 4 s); round 1: 1 -> 0. Rank 1 enters
+  // round 1 when its slower transfer of round 0 is done, at 4; rank 0 was there since 2.
+  const Walked w = walk(hand(3, 4, 2, {{{tx(0, 1), tx(2, 1, 0, 3)}, {tx(1, 0)}}}), {0.0, 0.0, 0.0});
+  ASSERT_EQ(w.starts.size(), 3u);
+  EXPECT_EQ(w.starts[2], std::make_tuple(Rank{1}, Rank{0}, 4.0));
+  EXPECT_EQ(w.result.finish_s, (std::vector<double>{6.0, 6.0, 4.0}));
+  EXPECT_EQ(w.result.transfers, 3u);
+}
+
+TEST(ScheduleWalker, RankWithoutTransfersFinishesAtItsArrival) {
+  const Walked w = walk(hand(3, 1, 1, {{{tx(0, 1)}}}), {0.0, 0.0, 9.0});
+  EXPECT_EQ(w.result.finish_s[2], 9.0);
+}
+
+TEST(ScheduleWalker, BarrierGateHoldsANewPhase) {
+  // Phase 0: 0 -> 1; phase 1: 1 -> 2, rank 2 arrives at 10. Eager: phase 0 runs at once (0..2)
+  // and 1 -> 2 starts at 10. Barrier: phase 0 waits for everyone in it... only ranks 0 and 1, so
+  // the same; phase 1's gate is rank 2's arrival, 10.
+  const Schedule s = hand(3, 1, 1, {{{tx(0, 1)}}, {{tx(1, 2)}}});
+  for (StartMode mode : {StartMode::Eager, StartMode::Barrier}) {
+    const Walked w = walk(s, {0.0, 0.0, 10.0}, mode);
+    EXPECT_EQ(w.result.finish_s, (std::vector<double>{2.0, 12.0, 12.0})) << start_mode_name(mode);
+  }
+  // A late rank inside the first phase holds a barrier start of every rank of that phase.
+  const Schedule one_phase = hand(3, 1, 1, {{{tx(0, 1)}, {tx(1, 2)}}});
+  const Walked eager = walk(one_phase, {0.0, 0.0, 10.0}, StartMode::Eager);
+  const Walked barrier = walk(one_phase, {0.0, 0.0, 10.0}, StartMode::Barrier);
+  EXPECT_EQ(std::get<2>(eager.starts[0]), 0.0);
+  EXPECT_EQ(std::get<2>(barrier.starts[0]), 10.0);
+  EXPECT_EQ(barrier.result.finish_s, (std::vector<double>{12.0, 14.0, 14.0}));
+}
+
+TEST(ScheduleWalker, GammaDelaysOnlyTheReduceReceiver) {
+  // A 2-chunk reduce 0 -> 1 at 4 bytes per chunk: data arrives at 1 + 8 = 9, the receiver is
+  // done 8 * 0.5 = 4 s later; the sender at 9. A copy pays no gamma.
+  const Walked reduce = walk(hand(2, 2, 1, {{{tx(0, 1, 0, 2, Op::Reduce)}}}), {0.0, 0.0}, StartMode::Eager, 0.5, 4.0);
+  EXPECT_EQ(reduce.result.finish_s, (std::vector<double>{9.0, 13.0}));
+  EXPECT_EQ(reduce.result.trace[0].end_s, 13.0);
+  const Walked copy = walk(hand(2, 2, 1, {{{tx(0, 1, 0, 2)}}}), {0.0, 0.0}, StartMode::Eager, 0.5, 4.0);
+  EXPECT_EQ(copy.result.finish_s, (std::vector<double>{9.0, 9.0}));
+}
+
+TEST(ScheduleWalker, TraceIsInScheduleOrder) {
+  // 6 rounds of two transfers on 4 ranks: every transfer is recorded at its schedule index.
+  std::vector<std::vector<Transfer>> rounds;
+  for (int r = 0; r < 6; ++r) rounds.push_back({tx(r % 4, (r + 1) % 4), tx((r + 2) % 4, (r + 3) % 4)});
+  const Schedule s = hand(4, 1, 1, {rounds});
+  const Walked w = walk(s, {0.0, 0.0, 0.0, 0.0});
+  ASSERT_EQ(w.result.trace.size(), 12u);
+  std::size_t i = 0;
+  for (const auto& round : rounds) {
+    for (const Transfer& t : round) {
+      EXPECT_EQ(w.result.trace[i].transfer.src, t.src);
+      EXPECT_EQ(w.result.trace[i].transfer.dst, t.dst);
+      EXPECT_EQ(w.result.trace[i].round, i / 2);
+      ++i;
+    }
+  }
+  for (const TransferRecord& rec : w.result.trace) EXPECT_EQ(rec.end_s - rec.start_s, 2.0);
+}
+
+}  // namespace
+}  // namespace collsim::detail
