@@ -1,6 +1,7 @@
 // The SimGrid network side of the simgrid engine, on SimGrid's public s4u API (3.32). The
-// per-rank rules live in schedule_walker.cpp; this file only carries the walker's flows on a
-// SimGrid platform and tells it when they end and when its wake-up dates come. It uses no
+// per-rank rules are the execution core's (execution_core.hpp, RankWalk, the "walker" below);
+// this file only carries the walker's flows on a SimGrid platform and tells it when they end and
+// when its wake-up dates come. It uses no
 // SimGrid internal (no kernel or simix header, no simcall of its own).
 //
 // How, and why this way (SimGrid 3.32 specifics):
@@ -35,7 +36,7 @@
 #include <vector>
 
 #include "collsim/models/error.hpp"
-#include "schedule_walker.hpp"
+#include "execution_core.hpp"
 #include "simgrid_platform.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -122,8 +123,8 @@ struct Timer {
   double date_s;
   std::uint64_t seq;  // creation order: equal dates fire first come, first served
   bool is_flow_end;
-  Wakeup wakeup;      // when !is_flow_end
-  std::uint32_t flow; // when is_flow_end
+  Wake wakeup;         // when !is_flow_end
+  std::uint64_t flow;  // when is_flow_end: flow_tag(transfer, round)
 };
 struct LaterTimer {
   bool operator()(const Timer& a, const Timer& b) const {
@@ -131,8 +132,11 @@ struct LaterTimer {
   }
 };
 
+// A flow is named by its transfer and that transfer's global round, the walker's two handles.
+std::uint64_t flow_tag(std::uint32_t g, std::uint32_t round) { return (std::uint64_t{round} << 32) | g; }
+
 struct PendingFlow {
-  std::uint32_t flow;
+  std::uint64_t flow;
   Rank src;
   Rank dst;
   double bytes;
@@ -143,7 +147,7 @@ struct Worker {
   // flows[i] the walker's id of execs[i].
   // Kept as ActivityPtr: Exec::wait_any_for would copy an ExecPtr vector into one at every wait.
   std::vector<sg4::ActivityPtr> execs;
-  std::vector<std::uint32_t> flows;
+  std::vector<std::uint64_t> flows;
   std::vector<PendingFlow> pending;  // handed to this worker, not started yet
   std::vector<std::uint32_t> to_ring; // workers this one handed flows to while they waited
   std::priority_queue<Timer, std::vector<Timer>, LaterTimer> timers;
@@ -151,18 +155,22 @@ struct Worker {
   bool rung = false;     // its doorbell is (about to be) rung
 };
 
-class SimGridNetwork final : public FlowNetwork {
+class SimGridNetwork;
+using Walker = RankWalk<SimGridNetwork>;
+
+class SimGridNetwork {
  public:
-  SimGridNetwork(const Schedule& schedule, const Topology& topology, ScheduleWalker& walker);
-  ~SimGridNetwork() override;
+  SimGridNetwork(const RankRounds& index, const Topology& topology, Walker& walker);
+  ~SimGridNetwork();
 
   /// Runs the simulation to its end. Throws InternalError if a flow failed or a worker stopped
   /// on an error. (Were the walker ever to stall, SimGrid would report a deadlock and abort the
   /// child process, which the parent reports as an InternalError.)
   void run();
 
-  void start_flow(std::uint32_t flow, Rank src, Rank dst, double bytes, double now_s) override;
-  void wake_at(double date_s, Wakeup wakeup) override;
+  // The network side of RankWalk.
+  void start_flow(std::uint32_t g, std::uint32_t round, double now_s);
+  void wake_at(double date_s, const Wake& wakeup);
 
  private:
   void worker_loop(std::uint32_t k);
@@ -177,8 +185,14 @@ class SimGridNetwork final : public FlowNetwork {
     worker.timers.push(timer);
   }
 
+  void flow_done(std::uint64_t flow, double now_s) {
+    walker_.data_arrived(*this, static_cast<std::uint32_t>(flow), static_cast<std::uint32_t>(flow >> 32), now_s);
+  }
+  bool all_done() const { return walker_.finished_transfers() == index_.num_transfers(); }
+
+  const RankRounds& index_;
   const Topology& topology_;
-  ScheduleWalker& walker_;
+  Walker& walker_;
   // Declared before the workers so that it is destroyed after them: every ExecPtr must go first.
   std::unique_ptr<sg4::Engine> engine_;
   std::vector<sg4::Host*> hosts_;
@@ -191,8 +205,9 @@ class SimGridNetwork final : public FlowNetwork {
   std::string error_;
 };
 
-SimGridNetwork::SimGridNetwork(const Schedule& schedule, const Topology& topology, ScheduleWalker& walker)
-    : topology_(topology), walker_(walker) {
+SimGridNetwork::SimGridNetwork(const RankRounds& index, const Topology& topology, Walker& walker)
+    : index_(index), topology_(topology), walker_(walker) {
+  const Schedule& schedule = index.schedule();
   std::vector<char*> argv;
   for (const char* arg : kSimGridArgs) argv.push_back(const_cast<char*>(arg));
   argv.push_back(nullptr);
@@ -209,7 +224,7 @@ SimGridNetwork::~SimGridNetwork() {
 
 void SimGridNetwork::run() {
   // The first wake-ups are spread over the workers by rank, so that each starts a share of the flows.
-  walker_.start(*this);
+  walker_.begin(*this);
   started_ = true;
   for (std::uint32_t k = 0; k < workers_.size(); ++k) {
     sg4::Actor::create(fmt::format("worker{}", k), hosts_[k], [this, k] { worker_loop(k); });
@@ -224,7 +239,12 @@ void SimGridNetwork::run() {
 // doorbell. Always keeping flows would let a few workers collect them all over time (each
 // follow-up flow would be started by the worker that saw its predecessor end), and every wait
 // scans all of a worker's flows.
-void SimGridNetwork::start_flow(std::uint32_t flow, Rank src, Rank dst, double bytes, double now_s) {
+void SimGridNetwork::start_flow(std::uint32_t g, std::uint32_t round, double now_s) {
+  const Transfer& t = index_.transfer(g, round);
+  const Rank src = t.src;
+  const Rank dst = t.dst;
+  const double bytes = walker_.rules().bytes(t);
+  const std::uint64_t flow = flow_tag(g, round);
   Worker& here = workers_[current_];
   if (!(bytes > 0)) {
     // A parallel execution cannot carry 0 bytes; a 0-byte CM02 flow costs its route latency.
@@ -244,7 +264,7 @@ void SimGridNetwork::start_flow(std::uint32_t flow, Rank src, Rank dst, double b
   }
 }
 
-void SimGridNetwork::wake_at(double date_s, Wakeup wakeup) {
+void SimGridNetwork::wake_at(double date_s, const Wake& wakeup) {
   const std::uint32_t k = started_ ? current_ : wakeup.id % static_cast<std::uint32_t>(workers_.size());
   add_timer(workers_[k], Timer{date_s, 0, false, wakeup, 0});
 }
@@ -257,9 +277,9 @@ void SimGridNetwork::fire_due(Worker& worker, double due_s) {
     const Timer timer = worker.timers.top();
     worker.timers.pop();
     if (timer.is_flow_end) {
-      walker_.flow_done(timer.flow, timer.date_s);
+      flow_done(timer.flow, timer.date_s);
     } else {
-      walker_.wake(timer.wakeup, timer.date_s);
+      walker_.wake(*this, timer.wakeup, timer.date_s);
     }
   }
 }
@@ -269,7 +289,7 @@ void SimGridNetwork::fire_due(Worker& worker, double due_s) {
 // flows, and the worker starts them and rings the doorbells after the walker has returned,
 // when its state is whole.
 void SimGridNetwork::after_walker(std::uint32_t k) {
-  if (walker_.all_done() && !quit_) stop_all(k);
+  if (all_done() && !quit_) stop_all(k);
   while (!workers_[k].to_ring.empty()) {
     const std::uint32_t other = workers_[k].to_ring.back();
     workers_[k].to_ring.pop_back();
@@ -372,14 +392,14 @@ bool SimGridNetwork::wait_once(std::uint32_t k) {
     return false;
   }
   const auto i = static_cast<std::size_t>(done);
-  const std::uint32_t flow = worker.flows[i];
+  const std::uint64_t flow = worker.flows[i];
   worker.execs[i] = std::move(worker.execs.back());
   worker.execs.pop_back();
   worker.flows[i] = worker.flows.back();
   worker.flows.pop_back();
   --in_flight_;
   current_ = k;
-  walker_.flow_done(flow, now_s());
+  flow_done(flow, now_s());
   return true;
 }
 
@@ -387,19 +407,22 @@ bool SimGridNetwork::wait_once(std::uint32_t k) {
 
 RunResult simulate_with_simgrid(const Schedule& schedule, const RunConfig& config, std::span<const double> arrival_s,
                                 std::span<const double> gate_s) {
-  ScheduleWalker walker(schedule, config.size_bytes / schedule.num_chunks, config.topology.link.gamma_s_per_byte,
-                        arrival_s, gate_s, config.record_trace);
-  if (walker.num_transfers() == 0) return walker.take_result();
-  {
+  const RankRounds index(schedule);
+  const CostRules rules{config.size_bytes / schedule.num_chunks, config.topology.link.gamma_s_per_byte};
+  Walker walker(index, arrival_s, gate_s, rules, config.record_trace);
+  RunResult result;
+  if (index.num_transfers() > 0) {
     // The Engine is destroyed here, before the result leaves: SimGrid 3.32 tears down cleanly.
-    SimGridNetwork network(schedule, config.topology, walker);
+    SimGridNetwork network(index, config.topology, walker);
     network.run();
   }
-  if (!walker.all_done()) {
-    throw InternalError(fmt::format("the simulation ended with {} of {} transfers done", walker.transfers_done(),
-                                    walker.num_transfers()));
+  if (walker.finished_transfers() != index.num_transfers()) {
+    throw InternalError(fmt::format("the simulation ended with {} of {} transfers done", walker.finished_transfers(),
+                                    index.num_transfers()));
   }
-  return walker.take_result();
+  walker.finish(result);
+  result.transfers = index.num_transfers();
+  return result;
 }
 
 }  // namespace collsim::detail

@@ -1,16 +1,17 @@
-// The per-rank rules of ScheduleWalker on a toy network: every flow takes `latency_s + bytes /
+// The execution core's per-rank rules on a toy network: every flow takes `latency_s + bytes /
 // Bps`, independently of the others, and wake-ups come exactly at their date. Each expectation
 // is worked out by hand from the rules (rendezvous of both ends, rounds in order per rank,
-// barrier gates, gamma at the reduce receiver).
+// barrier gates, gamma at the reduce receiver). Both ways of driving the rules, the event-driven
+// RankWalk and the one-pass dataflow_sweep, must give these numbers.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <queue>
+#include <span>
 #include <tuple>
 #include <vector>
 
 #include "collsim/sim/run_checks.hpp"
-#include "schedule_walker.hpp"
+#include "execution_core.hpp"
 #include "sim_test_support.hpp"
 
 namespace collsim::detail {
@@ -19,25 +20,27 @@ namespace {
 using test::hand;
 using test::tx;
 
-class ToyNetwork final : public FlowNetwork {
+class ToyNetwork {
  public:
-  ToyNetwork(double latency_s, double Bps) : latency_s_(latency_s), Bps_(Bps) {}
+  ToyNetwork(const RankRounds& index, double latency_s, double Bps) : index_(index), latency_s_(latency_s), Bps_(Bps) {}
 
-  void start_flow(std::uint32_t flow, Rank src, Rank dst, double bytes, double now_s) override {
-    starts.emplace_back(src, dst, now_s);
-    events_.push(Event{now_s + latency_s_ + bytes / Bps_, seq_++, true, flow, {}});
+  void start_flow(std::uint32_t g, std::uint32_t round, double now_s) {
+    const Transfer& t = index_.transfer(g, round);
+    starts.emplace_back(t.src, t.dst, now_s);
+    events_.push(Event{now_s + latency_s_ + walker_->rules().bytes(t) / Bps_, seq_++, true, g, round, {}});
   }
-  void wake_at(double date_s, Wakeup wakeup) override { events_.push(Event{date_s, seq_++, false, 0, wakeup}); }
+  void wake_at(double date_s, const Wake& wakeup) { events_.push(Event{date_s, seq_++, false, 0, 0, wakeup}); }
 
-  void run(ScheduleWalker& walker) {
-    walker.start(*this);
+  void run(RankWalk<ToyNetwork>& walker) {
+    walker_ = &walker;
+    walker.begin(*this);
     while (!events_.empty()) {
       const Event e = events_.top();
       events_.pop();
       if (e.is_flow) {
-        walker.flow_done(e.flow, e.date_s);
+        walker.data_arrived(*this, e.g, e.round, e.date_s);
       } else {
-        walker.wake(e.wakeup, e.date_s);
+        walker.wake(*this, e.wakeup, e.date_s);
       }
     }
   }
@@ -49,14 +52,31 @@ class ToyNetwork final : public FlowNetwork {
     double date_s;
     std::uint64_t seq;
     bool is_flow;
-    std::uint32_t flow;
-    Wakeup wakeup;
+    std::uint32_t g;
+    std::uint32_t round;
+    Wake wakeup;
     bool operator>(const Event& o) const { return date_s != o.date_s ? date_s > o.date_s : seq > o.seq; }
   };
+  const RankRounds& index_;
+  RankWalk<ToyNetwork>* walker_ = nullptr;
   double latency_s_;
   double Bps_;
   std::uint64_t seq_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+};
+
+// The same toy network for the sweep.
+class ToySweepNet {
+ public:
+  ToySweepNet(const CostRules& rules, double latency_s, double Bps) : rules_(rules), latency_s_(latency_s), Bps_(Bps) {}
+  bool begin_round(std::uint32_t, std::uint32_t, std::span<const Transfer>) { return true; }
+  double arrive(const Transfer& t, double start_s) { return start_s + latency_s_ + rules_.bytes(t) / Bps_; }
+  void on_transfer(std::uint32_t, std::uint32_t, const Transfer&, double, double) {}
+
+ private:
+  const CostRules& rules_;
+  double latency_s_;
+  double Bps_;
 };
 
 struct Walked {
@@ -64,18 +84,29 @@ struct Walked {
   std::vector<std::tuple<Rank, Rank, double>> starts;
 };
 
-// Bytes per chunk 1, so a flow of c chunks takes 1 + c seconds on the toy network.
+// Bytes per chunk 1, so a flow of c chunks takes 1 + c seconds on the toy network. Also runs the
+// sweep and expects the same finish times.
 Walked walk(const Schedule& s, std::vector<double> arrival_s, StartMode mode = StartMode::Eager,
             double gamma_s_per_byte = 0, double chunk_bytes = 1) {
   const std::vector<double> gate_s = phase_gates(s, arrival_s, mode);
-  ScheduleWalker walker(s, chunk_bytes, gamma_s_per_byte, arrival_s, gate_s, true);
-  ToyNetwork network(1.0, 1.0);
+  const RankRounds index(s);
+  const CostRules rules{chunk_bytes, gamma_s_per_byte};
+  RankWalk<ToyNetwork> walker(index, arrival_s, gate_s, rules, true);
+  ToyNetwork network(index, 1.0, 1.0);
   network.run(walker);
-  EXPECT_TRUE(walker.all_done());
-  return Walked{walker.take_result(), network.starts};
+  EXPECT_EQ(walker.finished_transfers(), index.num_transfers());
+  Walked w{RunResult{}, network.starts};
+  walker.finish(w.result);
+  w.result.transfers = index.num_transfers();
+
+  ToySweepNet sweep_net(rules, 1.0, 1.0);
+  std::vector<double> ready(arrival_s);
+  EXPECT_TRUE(dataflow_sweep<SecondsAlgebra>(s, gate_s, rules, ready, sweep_net));
+  EXPECT_EQ(ready, w.result.finish_s) << "the sweep and the walk disagree";
+  return w;
 }
 
-TEST(ScheduleWalker, TransferStartsWhenItsLaterEndpointArrives) {
+TEST(ExecutionCore, TransferStartsWhenItsLaterEndpointArrives) {
   // 0 -> 1; rank 1 arrives at 5: the flow starts at 5 and ends at 5 + 2.
   const Walked w = walk(hand(2, 1, 1, {{{tx(0, 1)}}}), {0.0, 5.0});
   ASSERT_EQ(w.starts.size(), 1u);
@@ -86,7 +117,7 @@ TEST(ScheduleWalker, TransferStartsWhenItsLaterEndpointArrives) {
   EXPECT_EQ(w.result.trace[0].end_s, 7.0);
 }
 
-TEST(ScheduleWalker, RankFinishesARoundBeforeTheNext) {
+TEST(ExecutionCore, RankFinishesARoundBeforeTheNext) {
   // Round 0: 0 -> 1 (1 chunk, 2 s) and 2 -> 1 (3 chunks, 4 s); round 1: 1 -> 0. Rank 1 enters
   // round 1 when its slower transfer of round 0 is done, at 4; rank 0 was there since 2.
   const Walked w = walk(hand(3, 4, 2, {{{tx(0, 1), tx(2, 1, 0, 3)}, {tx(1, 0)}}}), {0.0, 0.0, 0.0});
@@ -96,12 +127,12 @@ TEST(ScheduleWalker, RankFinishesARoundBeforeTheNext) {
   EXPECT_EQ(w.result.transfers, 3u);
 }
 
-TEST(ScheduleWalker, RankWithoutTransfersFinishesAtItsArrival) {
+TEST(ExecutionCore, RankWithoutTransfersFinishesAtItsArrival) {
   const Walked w = walk(hand(3, 1, 1, {{{tx(0, 1)}}}), {0.0, 0.0, 9.0});
   EXPECT_EQ(w.result.finish_s[2], 9.0);
 }
 
-TEST(ScheduleWalker, BarrierGateHoldsANewPhase) {
+TEST(ExecutionCore, BarrierGateHoldsANewPhase) {
   // Phase 0: 0 -> 1; phase 1: 1 -> 2, rank 2 arrives at 10. Eager: phase 0 runs at once (0..2)
   // and 1 -> 2 starts at 10. Barrier: phase 0 waits for everyone in it... only ranks 0 and 1, so
   // the same; phase 1's gate is rank 2's arrival, 10.
@@ -119,7 +150,7 @@ TEST(ScheduleWalker, BarrierGateHoldsANewPhase) {
   EXPECT_EQ(barrier.result.finish_s, (std::vector<double>{12.0, 14.0, 14.0}));
 }
 
-TEST(ScheduleWalker, GammaDelaysOnlyTheReduceReceiver) {
+TEST(ExecutionCore, GammaDelaysOnlyTheReduceReceiver) {
   // A 2-chunk reduce 0 -> 1 at 4 bytes per chunk: data arrives at 1 + 8 = 9, the receiver is
   // done 8 * 0.5 = 4 s later; the sender at 9. A copy pays no gamma.
   const Walked reduce = walk(hand(2, 2, 1, {{{tx(0, 1, 0, 2, Op::Reduce)}}}), {0.0, 0.0}, StartMode::Eager, 0.5, 4.0);
@@ -129,7 +160,7 @@ TEST(ScheduleWalker, GammaDelaysOnlyTheReduceReceiver) {
   EXPECT_EQ(copy.result.finish_s, (std::vector<double>{9.0, 9.0}));
 }
 
-TEST(ScheduleWalker, TraceIsInScheduleOrder) {
+TEST(ExecutionCore, TraceIsInScheduleOrder) {
   // 6 rounds of two transfers on 4 ranks: every transfer is recorded at its schedule index.
   std::vector<std::vector<Transfer>> rounds;
   for (int r = 0; r < 6; ++r) rounds.push_back({tx(r % 4, (r + 1) % 4), tx((r + 2) % 4, (r + 3) % 4)});
