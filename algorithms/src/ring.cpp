@@ -17,7 +17,10 @@
 
 namespace collsim {
 
-void append_rings_reduce_scatter(Phase& phase, std::span<const RingSpec> rings) {
+namespace {
+
+// Reserves the transfers of `rings` in `phase`; returns how many rounds they take side by side.
+std::size_t reserve_for_rings(Phase& phase, std::span<const RingSpec> rings) {
   std::size_t rounds = 0;
   std::size_t transfers = 0;
   for (const RingSpec& ring : rings) {
@@ -25,6 +28,13 @@ void append_rings_reduce_scatter(Phase& phase, std::span<const RingSpec> rings) 
     transfers += ring.ranks.size() * (ring.ranks.size() - 1);
   }
   phase.reserve(phase.num_transfers() + transfers);
+  return rounds;
+}
+
+}  // namespace
+
+void append_rings_reduce_scatter(Phase& phase, std::span<const RingSpec> rings) {
+  const std::size_t rounds = reserve_for_rings(phase, rings);
   // In round r, ranks[i] sends its partial sum of piece (i - r - 1) mod k, so that after k-1
   // rounds ranks[i] ends up owning piece i (the convention StragglAR's phase 2 relies on).
   for (std::size_t r = 0; r < rounds; ++r) {
@@ -42,13 +52,7 @@ void append_rings_reduce_scatter(Phase& phase, std::span<const RingSpec> rings) 
 }
 
 void append_rings_all_gather(Phase& phase, std::span<const RingSpec> rings) {
-  std::size_t rounds = 0;
-  std::size_t transfers = 0;
-  for (const RingSpec& ring : rings) {
-    rounds = std::max(rounds, ring.ranks.size() - 1);
-    transfers += ring.ranks.size() * (ring.ranks.size() - 1);
-  }
-  phase.reserve(phase.num_transfers() + transfers);
+  const std::size_t rounds = reserve_for_rings(phase, rings);
   // In round r, ranks[i] forwards piece (i - r) mod k: its own in round 0, then what it received.
   for (std::size_t r = 0; r < rounds; ++r) {
     phase.begin_round();
