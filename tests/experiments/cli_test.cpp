@@ -136,6 +136,25 @@ TEST(Cli, VerifyReportsPassedAndFailed) {
   EXPECT_NE(r.out.find("4 passed, 0 failed"), std::string::npos) << r.out;
 }
 
+// The hierarchical algorithm takes its node size from the topology (simulate) or an option
+// (verify, schedule); without one it is refused with the reason.
+TEST(Cli, HierarchicalNeedsANodeSize) {
+  const auto verified = run({"verify", "--algo", "hierarchical", "--n", "2..16", "--gpus-per-node", "4"});
+  EXPECT_EQ(verified.code, 0) << verified.err;
+  EXPECT_NE(verified.out.find("4 passed, 0 failed"), std::string::npos) << verified.out;  // n = 4, 8, 12, 16
+  const auto listed = run({"schedule", "--algo", "hierarchical", "-n", "8", "--gpus-per-node", "4", "--format", "stats"});
+  EXPECT_EQ(listed.code, 0) << listed.err;
+  const auto bare = run({"schedule", "--algo", "hierarchical", "-n", "8"});
+  EXPECT_EQ(bare.code, 2);
+  EXPECT_NE(bare.err.find("GPUs per node"), std::string::npos) << bare.err;
+  const auto cluster = run({"simulate", "--algo", "hierarchical", "-n", "64", "--topology", "cluster_h100_1024",
+                            "--size", "1MiB", "--json"});
+  EXPECT_EQ(cluster.code, 0) << cluster.err;
+  const auto star = run({"simulate", "--algo", "hierarchical", "-n", "8", "--size", "1MiB"});
+  EXPECT_EQ(star.code, 2);
+  EXPECT_NE(star.err.find("hierarchical"), std::string::npos) << star.err;
+}
+
 // Issue 10 §5.3: simulate refuses link flags a model file or a topology file would override.
 TEST(Cli, SimulateOptionThatCannotApplyNamesBoth) {
   const std::string model = std::string(COLLSIM_SOURCE_DIR) + "/configs/models/h100_nvswitch.yaml";
