@@ -56,6 +56,9 @@ int simulate_command(const Args& args, std::ostream& out) {
       .option("model", "", "FILE", "fitted link model YAML (collsim calibrate); sets alpha and bandwidth of every link class, and gamma (not with --alpha/--bandwidth/--gamma)")
       .option("seed", "", "N", "seed of every random draw", "1")
       .option("start", "", "eager|barrier", "how phases start when ranks arrive late", "barrier")
+      .option("execution", "", "fused|p2p_rounds",
+              "fused: one launch per rank; p2p_rounds: a launch before every round (StragglAR's executor)", "fused")
+      .option("launch", "", "DURATION", "launch overhead per kernel or NCCL group (replay, simgrid)", "0")
       .option("engine", "", "NAME", "closed_form, replay, simgrid or auto (= replay, which models every topology)", "replay")
       .option("pipeline-chunks", "", "K", "trees: pipeline depth in chunks (0 = default)", "0")
       .option("trace", "", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
@@ -76,6 +79,8 @@ int simulate_command(const Args& args, std::ostream& out) {
   RunConfig config;
   config.size_bytes = parse_size_bytes(parser.get("size"), "--size");
   config.start = parse_start_mode(parser.get("start"), "simulate: --start");
+  config.execution.style = parse_execution_style(parser.get("execution"), "simulate: --execution");
+  config.execution.launch_s = parse_duration_s(parser.get("launch"), "--launch");
   config.record_trace = parser.has("trace");
   if (auto t = parser.get_optional("trace")) output_file_option(*t, "simulate", "--trace");
   const auto seed = parse_unsigned(parser.get("seed"), "--seed");
@@ -147,19 +152,26 @@ int simulate_command(const Args& args, std::ostream& out) {
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (parser.flag_set("json")) {
     out << fmt::format(
-        "{{\"algorithm\":{},\"n\":{},\"size_bytes\":{},\"topology\":{},\"engine\":{},\"start\":\"{}\",\"seed\":{},"
+        "{{\"algorithm\":{},\"n\":{},\"size_bytes\":{},\"topology\":{},\"engine\":{},\"start\":\"{}\","
+        "\"execution\":\"{}\",\"launch_s\":{},\"seed\":{},"
         "\"arrival\":{},\"straggler\":{},\"expected_straggler\":{},\"delay_s\":{},\"time_s\":{},\"time_after_last_arrival_s\":{},"
         "\"hidden_delay_fraction\":{},\"algbw_GBps\":{},\"busbw_GBps\":{},\"bandwidth_basis\":\"time_after_last_arrival_s\","
         "\"arrival_s\":{},\"finish_s\":{},\"idle_s\":{},\"transfers\":{},\"wall_s\":{},\"peak_rss_bytes\":{}}}\n",
         json_string(schedule.algorithm), options.n, json_number(config.size_bytes), json_string(config.topology.name),
-        json_string(engine->name()), start_mode_name(config.start), seed, json_string(arrival_spec.describe()),
+        json_string(engine->name()), start_mode_name(config.start), execution_style_name(config.execution.style),
+        json_number(config.execution.launch_s), seed, json_string(arrival_spec.describe()),
         straggler, options.straggler.value_or(options.n - 1), json_number(delay_s), json_number(result.time_s), json_number(result.time_after_last_arrival_s),
         hidden ? json_number(*hidden) : "null", json_number(metrics.algbw_GBps), json_number(metrics.busbw_GBps), json_array(config.arrival_s),
         json_array(result.finish_s), json_array(metrics.idle_s), result.transfers, json_number(wall_s),
         json_number(peak_rss_bytes()));
   } else {
-    out << fmt::format("{} n={} size={} topology={} engine={} start={}\n", schedule.algorithm, options.n,
+    out << fmt::format("{} n={} size={} topology={} engine={} start={}", schedule.algorithm, options.n,
                        format_size(config.size_bytes), config.topology.name, engine->name(), start_mode_name(config.start));
+    if (config.execution.launch_s > 0) {
+      out << fmt::format(" execution={} launch={}", execution_style_name(config.execution.style),
+                         format_duration(config.execution.launch_s));
+    }
+    out << "\n";
     out << fmt::format("  arrivals: {} (last arrival {})\n", arrival_spec.describe(), format_duration(delay_s));
     out << fmt::format("  time (first arrival to last finish): {}\n", format_duration(result.time_s));
     out << fmt::format("  time after the last arrival:         {}\n", format_duration(result.time_after_last_arrival_s));

@@ -16,6 +16,11 @@ namespace collsim {
 RunResult ClosedFormEngine::run(const Schedule& schedule, const RunConfig& config) {
   const std::vector<double> arrivals = checked_arrivals(schedule, config);
   const Topology& topo = config.topology;
+  if (config.execution.launch_s > 0) {
+    throw ConfigError(fmt::format(
+        "the closed_form engine has no launch overheads yet ({} s per launch, {} execution); use --engine replay",
+        config.execution.launch_s, execution_style_name(config.execution.style)));
+  }
   if (topo.kind != TopologyKind::NvSwitch && topo.kind != TopologyKind::FullMesh) {
     throw ConfigError(fmt::format(
         "the closed_form engine assumes a homogeneous any-to-any fabric (nvswitch or full_mesh); "

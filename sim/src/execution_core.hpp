@@ -37,11 +37,19 @@ namespace collsim::detail {
 
 inline constexpr std::uint32_t kNoRound = std::numeric_limits<std::uint32_t>::max();
 
-/// What a transfer costs besides the network: the receiver's reduction. Every engine charges it
-/// through here, so a new per-transfer or per-round cost is added in one place.
+/// What a run costs besides the network: the receiver's reduction and the launch overheads of
+/// the execution style. Every engine charges them through here, so a new per-transfer or
+/// per-round cost is added in one place.
 struct CostRules {
   double chunk_bytes = 0;        ///< bytes per chunk (buffer size / num_chunks)
   double gamma_s_per_byte = 0;   ///< reduction cost at a `reduce` receiver
+  ExecutionCosts execution;      ///< launch overheads
+
+  /// Seconds a rank spends before it can take part in one of its rounds, from when it reached
+  /// it: a launch before every round with P2pRounds, before its first one only when Fused.
+  double entry_s(bool first_round) const {
+    return execution.style == ExecutionStyle::P2pRounds || first_round ? execution.launch_s : 0.0;
+  }
 
   double bytes(const Transfer& t) const { return t.chunk_count * chunk_bytes; }
   /// Seconds a receiver spends applying `t` after its data arrived (0 for a copy).
@@ -91,9 +99,9 @@ class RankRounds {
 
 /// A wake-up the walk asks its engine for: at its date, the engine calls RankWalk::wake(w).
 struct Wake {
-  enum class Kind : std::uint8_t { Arrive, GateOpens, Applied };
+  enum class Kind : std::uint8_t { Arrive, Launched, GateOpens, Applied };
   Kind kind;
-  std::uint32_t id;     ///< rank (Arrive) or global transfer (GateOpens, Applied)
+  std::uint32_t id;     ///< rank (Arrive, Launched) or global transfer (GateOpens, Applied)
   std::uint32_t round;  ///< global round of the transfer (GateOpens, Applied)
 };
 
@@ -130,7 +138,8 @@ class RankWalk {
 
   void wake(Net& net, const Wake& w, double now_s) {
     switch (w.kind) {
-      case Wake::Kind::Arrive: enter(net, w.id, x_.first(w.id), now_s); break;
+      case Wake::Kind::Arrive: reach(net, w.id, x_.first(w.id), now_s); break;
+      case Wake::Kind::Launched: enter(net, w.id, cur_rr_[w.id], now_s); break;
       case Wake::Kind::GateOpens: start(net, w.id, w.round, now_s); break;
       case Wake::Kind::Applied: applied(net, w.id, w.round, now_s); break;
     }
@@ -161,7 +170,19 @@ class RankWalk {
   }
 
  private:
-  // Rank r reaches rank-round k at t: every transfer of it whose partner is already there starts.
+  // Rank r has finished everything before rank-round k at t; it enters k once its launch
+  // overhead for k (if any) is paid.
+  void reach(Net& net, Rank r, std::uint64_t k, double t) {
+    const double entry_s = rules_.entry_s(k == x_.first(r));
+    if (entry_s > 0) {
+      cur_rr_[r] = k;  // cur_round_[r] stays kNoRound: partners must not start with r yet
+      net.wake_at(t + entry_s, Wake{Wake::Kind::Launched, r, 0});
+    } else {
+      enter(net, r, k, t);
+    }
+  }
+
+  // Rank r enters rank-round k at t: every transfer of it whose partner is already there starts.
   void enter(Net& net, Rank r, std::uint64_t k, double t) {
     cur_rr_[r] = k;
     const std::uint32_t round = x_.round_of(k);
@@ -201,7 +222,8 @@ class RankWalk {
     finish_s_[r] = t;
     const std::uint64_t next = cur_rr_[r] + 1;
     if (next < x_.end(r)) {
-      enter(net, r, next, t);
+      cur_round_[r] = kNoRound;  // between rounds until it enters the next one
+      reach(net, r, next, t);
     } else {
       cur_round_[r] = kNoRound;
     }
@@ -230,6 +252,7 @@ struct SecondsAlgebra {
   static Time applied(Time arrived, const Transfer& /*t*/, double /*bytes*/, double apply_s) {
     return arrived + apply_s;
   }
+  static Time after(Time t, double seconds) { return t + seconds; }
 };
 
 /// One pass over the transfers in round order; exact when every transfer's arrival is known at
@@ -256,7 +279,9 @@ bool dataflow_sweep(const Schedule& s, std::span<const double> gate_s, const Cos
       for (const Transfer& t : round) {
         for (const Rank e : {t.src, t.dst}) {
           if (rank_round[e] == round_id) continue;
-          ready[e] = done[e];  // e enters this round when everything before it is done
+          // e enters this round when everything before it is done and its launch is paid.
+          const double entry_s = rules.entry_s(rank_round[e] == kNoRound);
+          ready[e] = entry_s > 0 ? Algebra::after(done[e], entry_s) : done[e];
           rank_round[e] = round_id;
         }
         const Time start = Algebra::at_least(Algebra::later(ready[t.src], ready[t.dst]), gate_s[p]);

@@ -232,7 +232,7 @@ RunResult ReplayEngine::run(const Schedule& schedule, const RunConfig& config) {
   const LinkTable links(topo);
   Job job{schedule, topo, links, std::move(arrivals), {}, {}, config.record_trace};
   job.gate_s = phase_gates(schedule, job.arrival_s, config.start);
-  job.rules = detail::CostRules{config.size_bytes / schedule.num_chunks, topo.link.gamma_s_per_byte};
+  job.rules = detail::CostRules{config.size_bytes / schedule.num_chunks, topo.link.gamma_s_per_byte, config.execution};
   job.prune_links = options_.prune_links;
 
   RunResult result;

@@ -12,6 +12,9 @@ namespace collsim {
 std::vector<double> checked_arrivals(const Schedule& schedule, const RunConfig& config) {
   if (schedule.n == 0) throw ConfigError(fmt::format("schedule '{}' has no ranks", schedule.algorithm));
   if (schedule.num_chunks == 0) throw ConfigError(fmt::format("schedule '{}' has 0 chunks", schedule.algorithm));
+  if (!(config.execution.launch_s >= 0) || !std::isfinite(config.execution.launch_s)) {
+    throw ConfigError(fmt::format("launch overhead {} s must be >= 0 and finite", config.execution.launch_s));
+  }
   const Topology& topo = config.topology;
   if (topo.n != schedule.n) {
     throw ConfigError(fmt::format("topology '{}' has {} GPUs but the {} schedule has {} ranks", topo.name, topo.n,

@@ -51,6 +51,10 @@ struct TimedAlgebra {
     arrived.t += apply_s;
     return arrived;
   }
+  static Timed after(Timed t, double seconds) {
+    t.t += seconds;
+    return t;
+  }
 };
 
 // The network of the cost walk: each transfer pays its route's latency and its bytes at the
@@ -180,7 +184,8 @@ ClassCostCoefficients schedule_cost_coefficients(const Schedule& schedule, doubl
                                   classes, kMaxLinkClasses));
   }
   COLLSIM_ASSERT(schedule.num_chunks > 0, "a schedule has at least one chunk");
-  const detail::CostRules rules{size_bytes / schedule.num_chunks, topology.link.gamma_s_per_byte};
+  // The cost walk is the pure alpha-beta-gamma model: no launch overheads (ExecutionCosts{}).
+  const detail::CostRules rules{size_bytes / schedule.num_chunks, topology.link.gamma_s_per_byte, ExecutionCosts{}};
   CountingNet net(schedule, topology, rules);
   std::vector<Timed> ready(schedule.n);
   const std::vector<double> no_gates(schedule.phases.size(), 0.0);

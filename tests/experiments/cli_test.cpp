@@ -136,6 +136,29 @@ TEST(Cli, VerifyReportsPassedAndFailed) {
   EXPECT_NE(r.out.find("4 passed, 0 failed"), std::string::npos) << r.out;
 }
 
+// Launch overheads: fused pays one per rank, p2p_rounds one per round (ring at n = 8: 14 rounds
+// on every rank's path); none by default; the closed form refuses them.
+TEST(Cli, ExecutionStylesChargeLaunches) {
+  const auto time_of = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> args{"simulate", "--algo", "ring", "-n", "8", "--size", "1GiB", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    const auto at = r.out.find("\"time_s\":");
+    return std::stod(r.out.substr(at + 9));
+  };
+  const double plain = time_of({});
+  EXPECT_NEAR(time_of({"--execution", "fused", "--launch", "5us"}) - plain, 5e-6, 1e-12);
+  EXPECT_NEAR(time_of({"--execution", "p2p_rounds", "--launch", "5us"}) - plain, 14 * 5e-6, 1e-12);
+  EXPECT_EQ(time_of({"--execution", "p2p_rounds"}), plain);
+  const auto bad = run({"simulate", "--algo", "ring", "-n", "8", "--execution", "bogus"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--execution"), std::string::npos) << bad.err;
+  const auto formula = run({"simulate", "--algo", "ring", "-n", "8", "--launch", "5us", "--engine", "closed_form"});
+  EXPECT_EQ(formula.code, 2);
+  EXPECT_NE(formula.err.find("launch"), std::string::npos) << formula.err;
+}
+
 // The hierarchical algorithm takes its node size from the topology (simulate) or an option
 // (verify, schedule); without one it is refused with the reason.
 TEST(Cli, HierarchicalNeedsANodeSize) {

@@ -144,6 +144,10 @@ TEST(ClosedFormEngine, RejectsWhatTheFormulasDoNotDescribe) {
   aware.straggler = 3;
   EXPECT_NE(config_error(aware, config(star, 1, StartMode::Barrier, {0, 1e-3, 0, 0})).find("straggler rank 3"),
             std::string::npos);
+  // The formulas have no launch overheads: a run with one is refused, not answered wrongly.
+  RunConfig launched = config(star, 1, StartMode::Barrier);
+  launched.execution = ExecutionCosts{ExecutionStyle::P2pRounds, 5e-6};
+  EXPECT_NE(config_error(ring, launched).find("launch"), std::string::npos);
 }
 
 // The table's closed_form field is the engine's only source: a row with a formula runs for

@@ -87,10 +87,10 @@ struct Walked {
 // Bytes per chunk 1, so a flow of c chunks takes 1 + c seconds on the toy network. Also runs the
 // sweep and expects the same finish times.
 Walked walk(const Schedule& s, std::vector<double> arrival_s, StartMode mode = StartMode::Eager,
-            double gamma_s_per_byte = 0, double chunk_bytes = 1) {
+            double gamma_s_per_byte = 0, double chunk_bytes = 1, ExecutionCosts launch = {}) {
   const std::vector<double> gate_s = phase_gates(s, arrival_s, mode);
   const RankRounds index(s);
-  const CostRules rules{chunk_bytes, gamma_s_per_byte};
+  const CostRules rules{chunk_bytes, gamma_s_per_byte, launch};
   RankWalk<ToyNetwork> walker(index, arrival_s, gate_s, rules, true);
   ToyNetwork network(index, 1.0, 1.0);
   network.run(walker);
@@ -158,6 +158,25 @@ TEST(ExecutionCore, GammaDelaysOnlyTheReduceReceiver) {
   EXPECT_EQ(reduce.result.trace[0].end_s, 13.0);
   const Walked copy = walk(hand(2, 2, 1, {{{tx(0, 1, 0, 2)}}}), {0.0, 0.0}, StartMode::Eager, 0.5, 4.0);
   EXPECT_EQ(copy.result.finish_s, (std::vector<double>{9.0, 9.0}));
+}
+
+TEST(ExecutionCore, LaunchOverheadsByExecutionStyle) {
+  // Round 0: 0 -> 1; round 1: 1 -> 2 (each 2 s on the toy network), launch 0.5 s.
+  const Schedule s = hand(3, 1, 1, {{{tx(0, 1)}, {tx(1, 2)}}});
+  // Fused: every rank pays one launch before its first round. 0 -> 1 starts at 0.5, ends 2.5;
+  // rank 1's second round needs no launch: 1 -> 2 starts at 2.5 (rank 2 launched at 0.5).
+  const Walked fused = walk(s, {0.0, 0.0, 0.0}, StartMode::Eager, 0, 1, ExecutionCosts{ExecutionStyle::Fused, 0.5});
+  EXPECT_EQ(fused.result.finish_s, (std::vector<double>{2.5, 4.5, 4.5}));
+  // P2pRounds: a launch before every round: 1 -> 2 starts at 2.5 + 0.5 = 3.
+  const Walked rounds =
+      walk(s, {0.0, 0.0, 0.0}, StartMode::Eager, 0, 1, ExecutionCosts{ExecutionStyle::P2pRounds, 0.5});
+  EXPECT_EQ(rounds.result.finish_s, (std::vector<double>{2.5, 5.0, 5.0}));
+  ASSERT_EQ(rounds.starts.size(), 2u);
+  EXPECT_EQ(std::get<2>(rounds.starts[1]), 3.0);
+  // A late rank pays its launch after arriving: rank 2 arrives at 10, starts at 10.5.
+  const Walked late =
+      walk(s, {0.0, 0.0, 10.0}, StartMode::Eager, 0, 1, ExecutionCosts{ExecutionStyle::P2pRounds, 0.5});
+  EXPECT_EQ(late.result.finish_s, (std::vector<double>{2.5, 12.5, 12.5}));
 }
 
 TEST(ExecutionCore, TraceIsInScheduleOrder) {

@@ -210,6 +210,9 @@ TEST(Replay, FastAndEventPathsAgree) {
   spec.gpus_per_node = 4;
   spec.nodes_per_leaf = 2;
   spec.rail_optimized = true;
+  // Runs cycle through no launch overhead, a fused launch and a launch per round.
+  const ExecutionCosts kLaunches[] = {{}, {ExecutionStyle::Fused, 7e-6}, {ExecutionStyle::P2pRounds, 5e-6}};
+  std::size_t run = 0;
   for (const auto& info : all_algorithms()) {
     for (Rank n : {3u, 8u, 13u, 24u}) {
       Schedule s;
@@ -226,6 +229,7 @@ TEST(Replay, FastAndEventPathsAgree) {
           for (double& a : arrival) a = delay(rng);
           RunConfig c = config(topo, 1 << 26, mode, arrival);
           c.record_trace = true;
+          c.execution = kLaunches[run++ % 3];
           const RunResult a = replay(s, c, true);
           const RunResult b = replay(s, c, false);
           const std::string what = std::string(info.name) + " n=" + std::to_string(n) + " " + topo.name + " " +

@@ -345,6 +345,9 @@ TEST(SimGrid, AgreesWithReplay) {
   over.rail_optimized = true;
   ReplayEngine replay;
   const auto sim = make_simgrid_engine();
+  // Runs cycle through no launch overhead, a fused launch and a launch per round.
+  const ExecutionCosts kLaunches[] = {{}, {ExecutionStyle::Fused, 7e-6}, {ExecutionStyle::P2pRounds, 5e-6}};
+  std::size_t run = 0;
   for (const auto& info : all_algorithms()) {
     for (Rank n : {5u, 8u, 12u}) {
       Schedule s;
@@ -363,6 +366,7 @@ TEST(SimGrid, AgreesWithReplay) {
           arrival[rng() % n] = delay(rng);
           RunConfig c = config(topo, 3e7, mode, arrival);
           c.record_trace = true;
+          c.execution = kLaunches[run++ % 3];
           const RunResult a = replay.run(s, c);
           const RunResult b = sim->run(s, c);
           const std::string what = std::string(info.name) + " n=" + std::to_string(n) + " " + topo.name + " " +

@@ -18,6 +18,28 @@ struct LinkModel {
   double message_s(double bytes) const { return latency_s + bytes / bandwidth_Bps; }
 };
 
+/// How a schedule is executed, which decides the launch overheads it pays:
+///  * Fused: one kernel for the whole collective, as NCCL's native collectives run; each rank
+///    pays one launch before its first round.
+///  * P2pRounds: one NCCL group plus a reduction kernel per round, as the StragglAR paper's
+///    executor and collsim-cuda run; each rank pays a launch before every round it takes part in.
+enum class ExecutionStyle { Fused, P2pRounds };
+
+/// "fused" / "p2p_rounds".
+inline const char* execution_style_name(ExecutionStyle style) {
+  return style == ExecutionStyle::Fused ? "fused" : "p2p_rounds";
+}
+
+/// The style named `text`. Throws ConfigError naming `what`, the text and the known names.
+ExecutionStyle parse_execution_style(std::string_view text, std::string_view what);
+
+/// Costs of running a schedule that are not the network's. Zero by default, so that a run
+/// without them is the pure alpha-beta(-gamma) model and the paper's curves reproduce exactly.
+struct ExecutionCosts {
+  ExecutionStyle style = ExecutionStyle::Fused;
+  double launch_s = 0.0;  ///< one kernel or NCCL group launch and its synchronisation, seconds
+};
+
 /// How phases start when ranks arrive at different times (see schedule.hpp).
 enum class StartMode { Eager, Barrier };
 

@@ -20,6 +20,7 @@ struct RunConfig {
   Topology topology;                ///< links and routes; topology.n must equal schedule.n
   StartMode start = StartMode::Eager;
   std::vector<double> arrival_s;    ///< per rank arrival time (seconds, >= 0); empty = all 0
+  ExecutionCosts execution;         ///< launch overheads (none by default)
   bool record_trace = false;        ///< fill RunResult::trace
 };
 
