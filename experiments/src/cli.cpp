@@ -23,6 +23,7 @@ const Subcommand kSubcommands[] = {
     {"run", "run an experiment study (YAML spec): sweeps, trials, results CSV; MPI-aware", &run_command},
     {"calibrate", "fit the link model to nccl-tests logs or collsim-cuda CSVs; cross-predict", &calibrate_command},
     {"advise", "rank the algorithms for a topology, size and arrival model; say which to use", &advise_command},
+    {"arrivals", "summarise an arrival trace (spread, late ranks, persistence); fit a model; plot its CDF", &arrivals_command},
 };
 
 std::string usage() {

@@ -17,5 +17,6 @@ int simulate_command(const Args& args, std::ostream& out);
 int calibrate_command(const Args& args, std::ostream& out);
 int run_command(const Args& args, std::ostream& out);
 int advise_command(const Args& args, std::ostream& out);
+int arrivals_command(const Args& args, std::ostream& out);
 
 }  // namespace collsim
