@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -64,6 +65,17 @@ TEST(ArrivalsCli, FitWritesAModelThatLoadsBack) {
   const auto advise = run({"advise", "-n", "4", "-s", "1MiB", "--arrival", read(fit), "--trials", "3",
                            "--algorithms", "ring,stragglar", "--json"});
   EXPECT_EQ(advise.code, 0) << advise.err;
+}
+
+TEST(ArrivalsCli, PlotWritesTheDelaysItDraws) {
+  test::TempDir dir;
+  const auto r = run({"arrivals", kSmall, "--plot", (dir.path() / "cdf.png").string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string csv = read((dir.path() / "cdf_delays.csv").string());
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 21);  // header + 5 iterations x 4 ranks
+  EXPECT_EQ(csv.rfind("iteration,rank,delay_s,late,last\n", 0), 0u);
+  test::expect_contains(csv, "\n1,3,2,1,1\n");  // iteration 1: rank 3, 2 s late, late and last
+  test::expect_contains(csv, "\n3,2,3,0,1\n");  // iteration 3: rank 2 last but not late
 }
 
 TEST(ArrivalsCli, BadInputIsOneLineAndExitCode2) {

@@ -106,7 +106,8 @@ struct Arrivals {
   std::vector<double> arrival_s;
   /// The designated stragglers this iteration, in the order of ArrivalSpec::stragglers (a
   /// moved straggler keeps its slot and its delay distribution). For Explicit, as in
-  /// ArrivalSpec::expected_stragglers(); empty for None.
+  /// ArrivalSpec::expected_stragglers(); for Trace, the last rank of the replayed iteration;
+  /// empty for None.
   std::vector<std::uint32_t> stragglers;
   /// The ranks the schedule of this iteration was built for (see PersistenceMode), slot order.
   std::vector<std::uint32_t> expected_stragglers;
