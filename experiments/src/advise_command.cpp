@@ -2,6 +2,7 @@
 // one to use.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <ostream>
 
@@ -9,6 +10,7 @@
 #include "collsim/experiments/advise.hpp"
 #include "collsim/experiments/args.hpp"
 #include "collsim/experiments/arrival_flags.hpp"
+#include "collsim/experiments/arrival_trace_cli.hpp"
 #include "collsim/experiments/commands.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/arrival_yaml.hpp"
@@ -62,6 +64,7 @@ int advise_command(const Args& args, std::ostream& out) {
       .option("trials", "", "K", "Monte Carlo trials (default 1 for fixed delays, 200 for random ones)")
       .option("seed", "", "X", "seed of the random draws (default 1)")
       .flag("json", "print one JSON object instead of the table");
+  add_arrival_trace_options(parser);
   declare_arrival_flags(parser);
   if (!parser.parse(args)) {
     out << parser.help();
@@ -90,7 +93,12 @@ int advise_command(const Args& args, std::ostream& out) {
     if (value < 2 || value > (1u << 20)) throw ConfigError(fmt::format("advise: -n {} is not in 2..{}", value, 1u << 20));
     spec.n = {static_cast<Rank>(value)};
   }
-  if (spec.n.empty()) throw ConfigError("advise: -n N is required (or a --spec with one n)");
+  // A trace fixes n (its group size) unless -n or the spec gives one, which must then match.
+  std::optional<ArrivalSpec> trace = arrival_trace_from_flags(
+      parser, spec.n.empty() ? std::nullopt : std::optional<std::uint32_t>(spec.n.front()), "advise",
+      {"arrival", "stragglers", "distribution", "delay", "straggler", "persistence"});
+  if (trace && spec.n.empty()) spec.n = {trace->trace->n};
+  if (spec.n.empty()) throw ConfigError("advise: -n N is required (or a --spec with one n, or an --arrival-trace)");
   if (auto s = parser.get_optional("size")) spec.sizes_bytes = {parse_size_bytes(*s, "--size")};
   if (spec.sizes_bytes.empty()) throw ConfigError("advise: --size SIZE is required (or a --spec with one size)");
   if (auto t = parser.get_optional("topology")) {
@@ -124,7 +132,16 @@ int advise_command(const Args& args, std::ostream& out) {
   if (auto s = parser.get_optional("start")) {
     spec.starts = {parse_start_mode(*s, "advise: --start")};
   }
-  if (auto model = arrival_from_flags(parser, spec.n.front(), "advise")) {
+  // A trace ranks the algorithms by their mean over its iterations: one trial per iteration.
+  std::optional<std::uint32_t> trace_trials;
+  if (trace) {
+    ArrivalChoice choice;
+    choice.model = std::move(*trace);
+    if (auto j = parser.get_optional("jitter")) choice.model.jitter = parse_distribution_cli(*j, "--jitter");
+    choice.label = choice.model.describe();
+    trace_trials = static_cast<std::uint32_t>(std::min<std::size_t>(choice.model.trace->size(), 100'000'000));
+    spec.arrivals = {std::move(choice)};
+  } else if (auto model = arrival_from_flags(parser, spec.n.front(), "advise")) {
     ArrivalChoice choice;
     choice.model = std::move(*model);
     choice.label = choice.model.describe();
@@ -153,6 +170,8 @@ int advise_command(const Args& args, std::ostream& out) {
     const auto value = parse_unsigned(*k, "--trials");
     if (value < 1 || value > 100'000'000) throw ConfigError(fmt::format("advise: --trials {} is not in 1..100000000", value));
     spec.trials = static_cast<std::uint32_t>(value);
+  } else if (trace_trials) {
+    spec.trials = *trace_trials;
   } else if (!trials_from_spec) {
     spec.trials = is_deterministic(spec.arrivals.front()) ? 1 : 200;
   }

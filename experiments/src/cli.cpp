@@ -26,6 +26,7 @@ const Subcommand kSubcommands[] = {
     {"advise", "rank the algorithms for a topology, size and arrival model; say which to use", &advise_command},
     {"algorithms", "list the algorithm table (summary, reference, closed form, ...); --json for scripts",
      &algorithms_command},
+    {"arrivals", "summarise an arrival trace (spread, late ranks, persistence); fit a model; plot its CDF", &arrivals_command},
 };
 
 std::string usage() {

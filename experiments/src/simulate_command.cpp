@@ -10,6 +10,7 @@
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/experiments/args.hpp"
 #include "collsim/experiments/arrival_flags.hpp"
+#include "collsim/experiments/arrival_trace_cli.hpp"
 #include "collsim/experiments/commands.hpp"
 #include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/models/arrival.hpp"
@@ -41,13 +42,77 @@ std::string json_array(const std::vector<double>& values) {
   return s;
 }
 
+// Every iteration of a trace: one run each with the same schedule (built for --straggler, or the
+// rank most often last), then the per-iteration times and their mean.
+int simulate_iterations(const ArgParser& parser, const ArrivalSpec& arrival_spec, AlgorithmOptions options,
+                        RunConfig config, std::uint64_t seed, std::ostream& out) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  if (parser.get_optional("trace")) {
+    throw ConfigError("simulate: --trace records one run; with --arrival-trace add --iteration K");
+  }
+  ArrivalProcess process(arrival_spec, options.n, seed);
+  if (!options.straggler) options.straggler = arrival_spec.expected_stragglers().front();
+  auto engine = make_engine(resolve_engine_name(parser.get("engine")));
+  const Schedule schedule = generate_schedule(parser.get("algo"), options);
+  const std::size_t count = arrival_spec.trace->size();
+  std::vector<RunResult> results;
+  std::vector<Arrivals> arrivals;
+  double sum_time_s = 0, sum_after_s = 0, sum_delay_s = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    arrivals.push_back(process.at(i));
+    config.arrival_s = arrivals.back().arrival_s;
+    results.push_back(engine->run(schedule, config));
+    sum_time_s += results.back().time_s;
+    sum_after_s += results.back().time_after_last_arrival_s;
+    sum_delay_s += results.back().last_arrival_s - results.back().first_arrival_s;
+  }
+  const double k = static_cast<double>(count);
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  const auto& labels = arrival_spec.trace->iterations;
+  if (parser.flag_set("json")) {
+    std::string rows;
+    for (std::size_t i = 0; i < count; ++i) {
+      const RunResult& r = results[i];
+      rows += fmt::format("{}{{\"iteration\":{},\"last_rank\":{},\"delay_s\":{},\"time_s\":{},\"time_after_last_arrival_s\":{}}}",
+                          i ? "," : "", labels[i], arrivals[i].stragglers.front(),
+                          json_number(r.last_arrival_s - r.first_arrival_s), json_number(r.time_s),
+                          json_number(r.time_after_last_arrival_s));
+    }
+    out << fmt::format(
+        "{{\"algorithm\":{},\"n\":{},\"size_bytes\":{},\"topology\":{},\"engine\":{},\"start\":\"{}\",\"seed\":{},"
+        "\"arrival\":{},\"straggler\":{},\"iterations\":[{}],\"mean_delay_s\":{},\"mean_time_s\":{},"
+        "\"mean_time_after_last_arrival_s\":{},\"wall_s\":{},\"peak_rss_bytes\":{}}}\n",
+        json_string(schedule.algorithm), options.n, json_number(config.size_bytes), json_string(config.topology.name),
+        json_string(engine->name()), start_mode_name(config.start), seed, json_string(arrival_spec.describe()),
+        *options.straggler, rows, json_number(sum_delay_s / k), json_number(sum_time_s / k), json_number(sum_after_s / k),
+        json_number(wall_s), json_number(peak_rss_bytes()));
+    return 0;
+  }
+  out << fmt::format("{} n={} size={} topology={} engine={} start={}\n", schedule.algorithm, options.n,
+                     format_size(config.size_bytes), config.topology.name, engine->name(), start_mode_name(config.start));
+  out << fmt::format("  arrivals: {}; schedule built for rank {}\n", arrival_spec.describe(), *options.straggler);
+  out << fmt::format("  {:>10} {:>9} {:>14} {:>14} {:>16}\n", "iteration", "last rank", "last arrival", "time",
+                     "after last arr.");
+  for (std::size_t i = 0; i < count; ++i) {
+    const RunResult& r = results[i];
+    out << fmt::format("  {:>10} {:>9} {:>14} {:>14} {:>16}\n", labels[i], arrivals[i].stragglers.front(),
+                       format_duration(r.last_arrival_s - r.first_arrival_s), format_duration(r.time_s),
+                       format_duration(r.time_after_last_arrival_s));
+  }
+  out << fmt::format("  {:>10} {:>9} {:>14} {:>14} {:>16}\n", "mean", "", format_duration(sum_delay_s / k),
+                     format_duration(sum_time_s / k), format_duration(sum_after_s / k));
+  out << fmt::format("  {} iterations simulated, wall {}, peak RSS {:.0f} MiB\n", count, format_duration(wall_s),
+                     peak_rss_bytes() / (1024.0 * 1024.0));
+  return 0;
+}
+
 }  // namespace
 
 int simulate_command(const Args& args, std::ostream& out) {
   const auto wall_start = std::chrono::steady_clock::now();
   ArgParser parser("simulate", "Simulate one AllReduce and report its completion time.");
   parser.option("algo", "-a", "NAME", "algorithm: " + algorithm_names())
-      .option("n", "-n", "N", "number of ranks (>= 2)")
+      .option("n", "-n", "N", "number of ranks (>= 2; default: the --arrival-trace group size)")
       .option("size", "-s", "SIZE", "buffer per rank, e.g. 1GiB", "1GiB")
       .option("topology", "", "NAME|FILE", "nvswitch, full_mesh, a configs/topologies name or a YAML file", "nvswitch")
       .option("alpha", "", "TIME", "end-to-end latency of one message (nvswitch/full_mesh only; default 3us)")
@@ -67,12 +132,17 @@ int simulate_command(const Args& args, std::ostream& out) {
       .flag("json", "print one JSON object instead of a table");
   // --straggler is also the rank schedules are built for (default: the first late rank, else n-1).
   declare_arrival_flags(parser);
+  add_arrival_trace_options(parser);
   if (!parser.parse(args)) {
     out << parser.help();
     return 0;
   }
   AlgorithmOptions options;
-  options.n = static_cast<Rank>(parse_unsigned(parser.get("n"), "-n"));
+  std::optional<std::uint32_t> n_flag;
+  if (auto n = parser.get_optional("n")) n_flag = static_cast<std::uint32_t>(parse_unsigned(*n, "-n"));
+  const std::optional<ArrivalSpec> trace = arrival_trace_from_flags(parser, n_flag, "simulate", {"stragglers", "distribution", "arrival", "persistence", "delay"});
+  if (!n_flag && !trace) throw ConfigError("simulate: option --n is required (or an --arrival-trace)");
+  options.n = n_flag ? static_cast<Rank>(*n_flag) : static_cast<Rank>(trace->trace->n);
   if (options.n < 2) throw ConfigError(fmt::format("simulate: -n {} is too small (an AllReduce needs n >= 2)", options.n));
   if (auto s = parser.get_optional("straggler")) options.straggler = static_cast<Rank>(parse_unsigned(*s, "--straggler"));
   options.pipeline_chunks = static_cast<std::uint32_t>(parse_unsigned(parser.get("pipeline-chunks"), "--pipeline-chunks"));
@@ -110,7 +180,13 @@ int simulate_command(const Args& args, std::ostream& out) {
   if (model) apply_model(*model, config.size_bytes, config.topology);
   if (auto g = parser.get_optional("gamma")) config.topology.link.gamma_s_per_byte = parse_duration_s(*g, "--gamma");
 
-  const ArrivalSpec arrival_spec = arrival_from_flags(parser, options.n, "simulate").value_or(ArrivalSpec{});
+  ArrivalSpec arrival_spec = trace ? *trace : arrival_from_flags(parser, options.n, "simulate").value_or(ArrivalSpec{});
+  if (trace) {
+    if (auto j = parser.get_optional("jitter")) arrival_spec.jitter = parse_distribution_cli(*j, "--jitter");
+    if (trace->trace->size() > 1) {
+      return simulate_iterations(parser, arrival_spec, options, config, seed, out);
+    }
+  }
   const Arrivals arrivals = make_arrivals(arrival_spec, options.n, 0, seed);
   config.arrival_s = arrivals.arrival_s;
   // Straggler-aware schedules are built for the expected straggler (the first one listed).

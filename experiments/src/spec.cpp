@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -190,6 +191,12 @@ void SpecReader::parse(const YAML::Node& root) {
     const auto value = unsigned_integer(*trials, "trials", "a positive integer");
     if (value < 1 || value > 100'000'000) fail(*trials, "trials", fmt::format("{} is not in 1..100000000", value));
     spec_.trials = static_cast<std::uint32_t>(value);
+  } else {
+    // A trace replays iteration t in trial t: by default every iteration once (the longest
+    // trace's count when several are compared; shorter ones wrap around).
+    for (const auto& a : spec_.arrivals) {
+      if (a.model.trace) spec_.trials = std::max(spec_.trials, static_cast<std::uint32_t>(std::min<std::size_t>(a.model.trace->size(), 100'000'000)));
+    }
   }
   if (const YAML::Node* seed = find_entry(entries, "seed")) {
     spec_.seed = unsigned_integer(*seed, "seed", "a non-negative 64-bit integer");

@@ -44,6 +44,7 @@ std::string_view arrival_model_name(ArrivalModel model) {
     case ArrivalModel::None: return "none";
     case ArrivalModel::Explicit: return "explicit";
     case ArrivalModel::Stragglers: return "stragglers";
+    case ArrivalModel::Trace: return "trace";
   }
   return "unknown";
 }
@@ -71,6 +72,12 @@ void ArrivalSpec::validate(std::string_view what) const {
   if (model != ArrivalModel::Stragglers && !stragglers.empty()) {
     throw ConfigError(fmt::format("{}.stragglers ({} given) needs model 'stragglers' (model is '{}')", what,
                                   stragglers.size(), arrival_model_name(model)));
+  }
+  if ((model == ArrivalModel::Trace) != (trace != nullptr)) {
+    throw ConfigError(model == ArrivalModel::Trace
+                          ? fmt::format("{}: model 'trace' needs a trace file (file: ...)", what)
+                          : fmt::format("{}: a trace ('{}') needs model 'trace' (model is '{}')", what, trace->source,
+                                        arrival_model_name(model)));
   }
   if (model == ArrivalModel::Explicit) {
     if (arrival_s.empty()) throw ConfigError(fmt::format("{}.arrival: the explicit list is empty", what));
@@ -100,6 +107,10 @@ void ArrivalSpec::validate(std::uint32_t n, std::string_view what) const {
     throw ConfigError(fmt::format("{}.arrival has {} entries but there are n = {} ranks", what,
                                   arrival_s.size(), n));
   }
+  if (model == ArrivalModel::Trace && trace->n != n) {
+    throw ConfigError(fmt::format("{}: the trace '{}' has a group of {} ranks but n = {}", what, trace->source,
+                                  trace->n, n));
+  }
   for (std::size_t j = 0; j < stragglers.size(); ++j) {
     if (stragglers[j].rank >= n) {
       throw ConfigError(fmt::format("{}.stragglers[{}].rank = {} is out of range for n = {} ranks (0..{})",
@@ -119,6 +130,8 @@ std::vector<std::uint32_t> ArrivalSpec::expected_stragglers() const {
   } else if (model == ArrivalModel::Explicit && !arrival_s.empty()) {
     const auto [lo, hi] = std::minmax_element(arrival_s.begin(), arrival_s.end());
     if (*hi > *lo) ranks.push_back(static_cast<std::uint32_t>(hi - arrival_s.begin()));
+  } else if (model == ArrivalModel::Trace && trace && trace->size() > 0) {
+    ranks.push_back(trace->most_often_last());
   }
   return ranks;
 }
@@ -143,6 +156,11 @@ std::string ArrivalSpec::describe() const {
       }
       break;
     }
+    case ArrivalModel::Trace:
+      text = trace ? fmt::format("trace({}: {} iteration{} of {} ranks", trace_file.empty() ? trace->source : trace_file,
+                                 trace->size(), trace->size() == 1 ? "" : "s", trace->n)
+                   : "trace(";
+      break;
   }
   if (jitter) text += fmt::format("; jitter {}", jitter->describe());
   if (model == ArrivalModel::Stragglers) {
@@ -203,6 +221,11 @@ Arrivals ArrivalProcess::at(std::uint64_t iteration) {
   result.iteration = iteration;
   result.arrival_s = spec_.model == ArrivalModel::Explicit ? spec_.arrival_s : std::vector<double>(n_, 0.0);
   result.stragglers = identities(iteration, &result.expected_stragglers);
+  if (spec_.model == ArrivalModel::Trace) {
+    const std::size_t replayed = static_cast<std::size_t>(iteration % spec_.trace->size());
+    result.arrival_s = spec_.trace->delay_s[replayed];
+    result.stragglers = {spec_.trace->last_rank(replayed)};
+  }
   if (spec_.model == ArrivalModel::Stragglers) {
     Rng rng(derive_seed(seed_, kDelayStream, iteration));
     for (std::size_t j = 0; j < spec_.stragglers.size(); ++j) {

@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <charconv>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "collsim/models/formats/arrival_trace.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/yaml_reader.hpp"
 #include "collsim/models/units.hpp"
@@ -96,6 +99,41 @@ void check_distinct(const std::vector<StragglerSpec>& stragglers, const std::vec
   }
 }
 
+// model: trace. The file is read here, once; a relative name is relative to base_dir. Errors from
+// the trace itself keep their file:line and gain the YAML key and line that named the file.
+void parse_trace(const YamlEntries& entries, std::string_view path, const YAML::Node& node,
+                 std::optional<std::uint32_t> n, const std::filesystem::path& base_dir, ArrivalSpec& spec) {
+  const YAML::Node* file = find_entry(entries, "file");
+  if (!file) throw ConfigError(fmt::format("{}: model 'trace' needs 'file: TRACE.csv'", yaml_node_label(path, node)));
+  const std::string file_path = fmt::format("{}.file", path);
+  const std::filesystem::path name = scalar(*file, file_path);
+  const std::filesystem::path resolved = name.is_absolute() || base_dir.empty() ? name : base_dir / name;
+  ArrivalTrace trace;
+  try {
+    trace = read_arrival_trace(resolved, n);
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("{}: {}", yaml_node_label(file_path, *file), e.what()));
+  }
+  if (const YAML::Node* iteration = find_entry(entries, "iteration")) {
+    const std::string iteration_path = fmt::format("{}.iteration", path);
+    const std::string where = yaml_node_label(iteration_path, *iteration);
+    const std::string& text = scalar(*iteration, iteration_path);
+    std::uint64_t label = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), label);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+      throw ConfigError(fmt::format("{}: '{}' is not an iteration label (a non-negative integer)", where, text));
+    }
+    try {
+      trace = trace.only(label);
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("{}: {}", where, e.what()));
+    }
+    spec.trace_iteration = label;
+  }
+  spec.trace = std::make_shared<const ArrivalTrace>(std::move(trace));
+  spec.trace_file = std::filesystem::absolute(resolved).lexically_normal().string();
+}
+
 }  // namespace
 
 DelayDistribution parse_distribution_yaml(const YAML::Node& node, std::string_view path,
@@ -159,8 +197,11 @@ ArrivalSpec parse_arrival_yaml(const YAML::Node& node, std::string_view path, st
   } else if (model == "stragglers" || model == "distribution") {
     spec.model = ArrivalModel::Stragglers;
     known.insert(known.end(), {"stragglers", "rank", "ranks", "delay", "persistence", "persistence_mode"});
+  } else if (model == "trace") {
+    spec.model = ArrivalModel::Trace;
+    known.insert(known.end(), {"file", "iteration"});
   } else {
-    throw ConfigError(fmt::format("{}: unknown arrival model '{}' (known: none, explicit, stragglers, distribution)",
+    throw ConfigError(fmt::format("{}: unknown arrival model '{}' (known: none, explicit, stragglers, distribution, trace)",
                                   yaml_node_label(model_path, model_node), model));
   }
   const auto entries = map_entries(node, path, known);
@@ -182,6 +223,7 @@ ArrivalSpec parse_arrival_yaml(const YAML::Node& node, std::string_view path, st
                                     yaml_node_label(key_path("arrival"), *list), spec.arrival_s.size(), *n));
     }
   }
+  if (spec.model == ArrivalModel::Trace) parse_trace(entries, path, node, n, base_dir, spec);
   if (spec.model == ArrivalModel::Stragglers) {
     const YAML::Node* list = find_entry(entries, "stragglers");
     const YAML::Node* rank = find_entry(entries, "rank");
@@ -309,6 +351,10 @@ YAML::Node arrival_to_yaml(const ArrivalSpec& spec) {
     node["stragglers"] = list;
     node["persistence"] = number_text(spec.persistence);
     node["persistence_mode"] = std::string(persistence_mode_name(spec.persistence_mode));
+  }
+  if (spec.model == ArrivalModel::Trace) {
+    node["file"] = spec.trace_file;
+    if (spec.trace_iteration) node["iteration"] = *spec.trace_iteration;
   }
   if (spec.jitter) node["jitter"] = distribution_to_yaml(*spec.jitter);
   return node;

@@ -24,5 +24,6 @@ int calibrate_command(const Args& args, std::ostream& out);
 int run_command(const Args& args, std::ostream& out);
 int advise_command(const Args& args, std::ostream& out);
 int algorithms_command(const Args& args, std::ostream& out);
+int arrivals_command(const Args& args, std::ostream& out);
 
 }  // namespace collsim

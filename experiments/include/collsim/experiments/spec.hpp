@@ -21,6 +21,9 @@
 //                                                  # (kept for specs from when it meant simgrid
 //                                                  # on oversubscribed fabrics)
 //   trials: 1                                      # Monte Carlo trials per point, >= 1
+//                                                  # (default 1; with {model: trace, file: F}
+//                                                  # arrivals, the longest trace's iteration
+//                                                  # count: trial t replays iteration t mod count)
 //   seed: 1                                        # 64-bit seed of every random draw
 //   pipeline_chunks: 0                             # trees: pipeline depth (0 = default)
 //   skip_unsupported: false                        # skip (algorithm, n) pairs an algorithm

@@ -12,11 +12,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "collsim/models/formats/arrival_trace.hpp"
 #include "collsim/models/distribution.hpp"
 
 namespace collsim {
@@ -25,6 +27,10 @@ enum class ArrivalModel {
   None,        ///< every rank arrives at 0 (plus jitter, if any)
   Explicit,    ///< arrival_s gives every rank's arrival time
   Stragglers,  ///< the ranks in `stragglers` arrive late by their delay distributions
+  /// Observed arrivals (arrival_trace.hpp): iteration t replays trace iteration t mod count.
+  /// Schedules are built for the rank most often last in the trace (what offline profiling
+  /// would pick), so a late rank that moves shows up as straggler_moved.
+  Trace,
 };
 
 /// How the straggler identity evolves when persistence < 1. With several stragglers each one
@@ -43,7 +49,7 @@ enum class PersistenceMode {
   Anchored,
 };
 
-std::string_view arrival_model_name(ArrivalModel model);          ///< "none", "explicit", "stragglers"
+std::string_view arrival_model_name(ArrivalModel model);          ///< "none", "explicit", "stragglers", "trace"
 std::string_view persistence_mode_name(PersistenceMode mode);     ///< "markov", "anchored"
 
 /// One late rank. A fixed delay is a constant distribution.
@@ -59,6 +65,12 @@ struct ArrivalSpec {
   /// Stragglers: distinct ranks, at least one. Order matters for reproducibility: the delays of
   /// an iteration are drawn in this order.
   std::vector<StragglerSpec> stragglers;
+  /// Trace: the observed arrivals (shared, read once) and the file they came from, as given
+  /// (written back by arrival_to_yaml).
+  std::shared_ptr<const ArrivalTrace> trace;
+  std::string trace_file;
+  /// Trace: set when `trace` was reduced to this one iteration label (ArrivalTrace::only).
+  std::optional<std::uint64_t> trace_iteration;
   /// Optional delay added independently to every rank (any model).
   std::optional<DelayDistribution> jitter;
   /// Stragglers: probability in [0, 1] that a straggler keeps its identity; 1 = always the same.
@@ -71,14 +83,15 @@ struct ArrivalSpec {
   /// stragglers in the Stragglers model, or a rank listed twice.
   void validate(std::string_view what = "arrival") const;
 
-  /// validate() plus the checks that need n (ranks): n >= 1, explicit list size == n, straggler
+  /// validate() plus the checks that need n (ranks): n >= 1, explicit list size == n, a trace's
+  /// group size == n, straggler
   /// ranks < n, and fewer stragglers than ranks when persistence < 1 (a straggler needs
   /// somewhere to move). Throws ConfigError.
   void validate(std::uint32_t n, std::string_view what = "arrival") const;
 
   /// The ranks a schedule should be built for: the configured straggler ranks (Stragglers), the
   /// latest-arriving rank when it is strictly later than the earliest (Explicit; lowest rank on a
-  /// tie), else none.
+  /// tie), the rank most often last (Trace), else none.
   std::vector<std::uint32_t> expected_stragglers() const;
 
   /// One line for logs and result files, e.g.
@@ -93,7 +106,8 @@ struct Arrivals {
   std::vector<double> arrival_s;
   /// The designated stragglers this iteration, in the order of ArrivalSpec::stragglers (a
   /// moved straggler keeps its slot and its delay distribution). For Explicit, as in
-  /// ArrivalSpec::expected_stragglers(); empty for None.
+  /// ArrivalSpec::expected_stragglers(); for Trace, the last rank of the replayed iteration;
+  /// empty for None.
   std::vector<std::uint32_t> stragglers;
   /// The ranks the schedule of this iteration was built for (see PersistenceMode), slot order.
   std::vector<std::uint32_t> expected_stragglers;

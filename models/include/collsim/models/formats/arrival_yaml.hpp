@@ -26,6 +26,9 @@
 //   {model: stragglers, ranks: [3, 7], delay: {...}}   several, each drawing from the same delay
 //   model `distribution` is a synonym of `stragglers` (reads well with a drawn delay):
 //   {model: distribution, rank: 7, delay: {distribution: lognormal, median: 6.97ms, mean: 9.50ms}}
+//   {model: trace, file: job.csv}                      observed arrivals (arrival_trace.hpp), read
+//        here; a relative file is resolved against base_dir; trial t replays iteration t mod count
+//   {model: trace, file: job.csv, iteration: 12}       only the iteration labelled 12
 // Optional keys:
 //   jitter: <distribution>          added independently to every rank (any model)
 //   persistence: 0.9                stragglers only: probability the identity stays (default 1)

@@ -1,0 +1,301 @@
+#include "collsim/models/formats/arrival_trace.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <system_error>
+
+#include "collsim/models/error.hpp"
+#include "json_reader.hpp"
+#include "text.hpp"
+
+namespace collsim {
+namespace {
+
+using text::trim;
+
+// One observed arrival before grouping. `time` is in the file's unit (seconds for CSV,
+// microseconds for Inspector): iterations are shifted to their earliest arrival before scaling,
+// so epoch timestamps (1.7e15 us) keep their microsecond resolution.
+struct Row {
+  std::uint64_t iteration = 0;
+  std::uint32_t rank = 0;
+  double time = 0.0;
+  std::size_t line = 0;
+};
+
+std::vector<std::string_view> split_commas(std::string_view line) {
+  std::vector<std::string_view> fields;
+  while (true) {
+    const auto comma = line.find(',');
+    fields.push_back(trim(line.substr(0, comma)));
+    if (comma == std::string_view::npos) return fields;
+    line.remove_prefix(comma + 1);
+  }
+}
+
+std::uint64_t parse_label(std::string_view field, std::string_view column, const std::string& where) {
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
+  if (field.empty() || ec != std::errc() || end != field.data() + field.size()) {
+    throw ConfigError(fmt::format("{}: {} '{}' is not a non-negative integer", where, column, field));
+  }
+  return value;
+}
+
+std::uint32_t checked_rank(std::uint64_t rank, const std::string& where) {
+  if (rank > 0xFFFFFFFFull) throw ConfigError(fmt::format("{}: rank {} is too large", where, rank));
+  return static_cast<std::uint32_t>(rank);
+}
+
+double checked_time(double value, std::string_view shown, std::string_view column, const std::string& where) {
+  if (!std::isfinite(value)) throw ConfigError(fmt::format("{}: {} '{}' is not a finite time", where, column, shown));
+  if (value < 0.0) throw ConfigError(fmt::format("{}: {} '{}' is negative", where, column, shown));
+  return value;
+}
+
+std::vector<Row> csv_rows(std::string_view text, std::string_view source) {
+  std::vector<Row> rows;
+  std::optional<std::array<std::size_t, 3>> columns;  // iteration, rank, arrival_s
+  std::size_t expected_fields = 0;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    const auto newline = text.find('\n');
+    const std::string_view line = trim(text.substr(0, newline));
+    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+    ++line_no;
+    if (line.empty() || line.front() == '#') continue;
+    const std::string where = fmt::format("{}:{}", source, line_no);
+    const auto fields = split_commas(line);
+    if (!columns) {
+      std::array<std::size_t, 3> index{};
+      constexpr std::string_view kNames[] = {"iteration", "rank", "arrival_s"};
+      for (std::size_t c = 0; c < 3; ++c) {
+        const auto it = std::find(fields.begin(), fields.end(), kNames[c]);
+        if (it == fields.end()) {
+          throw ConfigError(fmt::format("{}: the header '{}' has no column '{}' (expected iteration,rank,arrival_s)",
+                                        where, line, kNames[c]));
+        }
+        index[c] = static_cast<std::size_t>(it - fields.begin());
+      }
+      columns = index;
+      expected_fields = fields.size();
+      continue;
+    }
+    if (fields.size() != expected_fields) {
+      throw ConfigError(fmt::format("{}: line '{}' has {} fields, the header has {}", where, line, fields.size(),
+                                    expected_fields));
+    }
+    Row row;
+    row.line = line_no;
+    row.iteration = parse_label(fields[(*columns)[0]], "iteration", where);
+    row.rank = checked_rank(parse_label(fields[(*columns)[1]], "rank", where), where);
+    const std::string_view time = fields[(*columns)[2]];
+    const auto [end, ec] = std::from_chars(time.data(), time.data() + time.size(), row.time);
+    if (time.empty() || ec != std::errc() || end != time.data() + time.size()) {
+      throw ConfigError(fmt::format("{}: arrival_s '{}' is not a number", where, time));
+    }
+    checked_time(row.time, time, "arrival_s", where);
+    rows.push_back(row);
+  }
+  if (!columns) throw ConfigError(fmt::format("arrival trace '{}' is empty (expected the header iteration,rank,arrival_s)", source));
+  return rows;
+}
+
+// A required member of an Inspector record, reached through `path` ("coll_perf.coll_sn").
+const json::Value& member(const json::Value& record, std::string_view path, json::Value::Type type,
+                          std::string_view source, std::size_t index) {
+  const json::Value* at = &record;
+  std::string_view rest = path;
+  while (!rest.empty()) {
+    const auto dot = rest.find('.');
+    const std::string_view key = rest.substr(0, dot);
+    at = at->find(key);
+    if (!at) {
+      throw ConfigError(fmt::format(
+          "{}:{}: record {} has no '{}'{}", source, record.line, index, path,
+          path.find("event_trace_ts") != std::string_view::npos
+              ? " (per-rank start times need NCCL Inspector's verbose output, NCCL_INSPECTOR_DUMP_VERBOSE=1)"
+              : ""));
+    }
+    rest.remove_prefix(dot == std::string_view::npos ? rest.size() : dot + 1);
+  }
+  if (at->type != type) {
+    throw ConfigError(fmt::format("{}:{}: record {}: '{}' is {}, expected {}", source, at->line, index, path,
+                                  json::type_name(at->type), json::type_name(type)));
+  }
+  return *at;
+}
+
+std::uint64_t integer_member(const json::Value& record, std::string_view path, std::string_view source,
+                             std::size_t index) {
+  const json::Value& v = member(record, path, json::Value::Type::Number, source, index);
+  return parse_label(v.text, path, fmt::format("{}:{}: record {}", source, v.line, index));
+}
+
+std::vector<Row> inspector_rows(std::string_view text, std::string_view source, std::uint32_t& group_size) {
+  std::vector<json::Value> values = json::parse_stream(text, source);
+  // A JSON array of records is accepted too (some tools rewrite the stream that way).
+  std::vector<const json::Value*> records;
+  for (const auto& v : values) {
+    if (v.type == json::Value::Type::Array) {
+      for (const auto& item : v.items) records.push_back(&item);
+    } else {
+      records.push_back(&v);
+    }
+  }
+  if (records.empty()) throw ConfigError(fmt::format("arrival trace '{}' holds no NCCL Inspector records", source));
+  std::vector<Row> rows;
+  std::string communicator;
+  std::size_t communicator_line = 0;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const json::Value& r = *records[i];
+    if (r.type != json::Value::Type::Object) {
+      throw ConfigError(fmt::format("{}:{}: record {} is {}, expected an NCCL Inspector object", source, r.line, i,
+                                    json::type_name(r.type)));
+    }
+    const std::string& id = member(r, "header.id", json::Value::Type::String, source, i).text;
+    if (communicator_line == 0) {
+      communicator = id;
+      communicator_line = r.line;
+    } else if (id != communicator) {
+      throw ConfigError(fmt::format(
+          "{}:{}: record {} is from communicator {} but line {} is from {}: one trace is one communicator "
+          "(split the file by header.id)",
+          source, r.line, i, id, communicator_line, communicator));
+    }
+    const std::string where = fmt::format("{}:{}: record {}", source, r.line, i);
+    const std::uint64_t n_ranks = integer_member(r, "header.n_ranks", source, i);
+    if (group_size == 0) {
+      group_size = static_cast<std::uint32_t>(std::min<std::uint64_t>(n_ranks, 0xFFFFFFFFull));
+    } else if (n_ranks != group_size) {
+      throw ConfigError(fmt::format("{}: header.n_ranks = {} but earlier records have {}", where, n_ranks, group_size));
+    }
+    Row row;
+    row.line = r.line;
+    row.rank = checked_rank(integer_member(r, "header.rank", source, i), where);
+    row.iteration = integer_member(r, "coll_perf.coll_sn", source, i);
+    const json::Value& start = member(r, "coll_perf.event_trace_ts.coll_start_ts", json::Value::Type::Number, source, i);
+    row.time = checked_time(start.number, start.text, "coll_start_ts", where);
+    if (row.rank >= group_size) {
+      throw ConfigError(fmt::format("{}: header.rank = {} is out of range for n_ranks = {}", where, row.rank, group_size));
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// Groups rows by iteration, checks that every iteration has each rank of the group exactly once,
+// and shifts each iteration to its earliest arrival. group_size 0 = max rank + 1.
+ArrivalTrace assemble(std::vector<Row> rows, std::uint32_t group_size, double unit_s, std::string_view source,
+                      std::optional<std::uint32_t> n) {
+  if (rows.empty()) throw ConfigError(fmt::format("arrival trace '{}' holds no arrivals", source));
+  if (group_size == 0) {
+    for (const Row& r : rows) group_size = std::max(group_size, r.rank + 1);
+  }
+  if (n && group_size != *n) {
+    throw ConfigError(fmt::format("arrival trace '{}': the group has {} ranks (0..{}) but n = {}", source, group_size,
+                                  group_size - 1, *n));
+  }
+  if (group_size < 2) {
+    throw ConfigError(fmt::format("arrival trace '{}': the group has {} rank; a collective needs at least 2", source,
+                                  group_size));
+  }
+  std::map<std::uint64_t, std::vector<const Row*>> by_iteration;
+  for (const Row& r : rows) {
+    auto& slots = by_iteration[r.iteration];
+    if (slots.empty()) slots.assign(group_size, nullptr);
+    if (const Row* first = slots[r.rank]) {
+      throw ConfigError(fmt::format("{}:{}: iteration {} rank {} is given twice (first on line {})", source, r.line,
+                                    r.iteration, r.rank, first->line));
+    }
+    slots[r.rank] = &r;
+  }
+  ArrivalTrace trace;
+  trace.source = std::string(source);
+  trace.n = group_size;
+  for (const auto& [iteration, slots] : by_iteration) {
+    const auto missing = std::find(slots.begin(), slots.end(), nullptr);
+    if (missing != slots.end()) {
+      std::size_t first_line = 0;
+      for (const Row* r : slots) {
+        if (r && (first_line == 0 || r->line < first_line)) first_line = r->line;
+      }
+      throw ConfigError(fmt::format("{}:{}: iteration {} has no row for rank {} (the group has ranks 0..{})", source,
+                                    first_line, iteration, missing - slots.begin(), group_size - 1));
+    }
+    double earliest = slots.front()->time;
+    for (const Row* r : slots) earliest = std::min(earliest, r->time);
+    std::vector<double> delays;
+    delays.reserve(group_size);
+    for (const Row* r : slots) delays.push_back((r->time - earliest) * unit_s);
+    trace.iterations.push_back(iteration);
+    trace.delay_s.push_back(std::move(delays));
+  }
+  return trace;
+}
+
+bool looks_like_json(std::string_view text) {
+  const std::string_view t = trim(text);
+  return !t.empty() && (t.front() == '{' || t.front() == '[');
+}
+
+}  // namespace
+
+ArrivalTrace ArrivalTrace::only(std::uint64_t label) const {
+  const auto it = std::find(iterations.begin(), iterations.end(), label);
+  if (it == iterations.end()) {
+    throw ConfigError(fmt::format("arrival trace '{}' has no iteration {} (it has {} iterations, {}..{})", source, label,
+                                  iterations.size(), iterations.empty() ? 0 : iterations.front(),
+                                  iterations.empty() ? 0 : iterations.back()));
+  }
+  ArrivalTrace one;
+  one.source = source;
+  one.n = n;
+  one.iterations = {label};
+  one.delay_s = {delay_s[static_cast<std::size_t>(it - iterations.begin())]};
+  return one;
+}
+
+std::uint32_t ArrivalTrace::last_rank(std::size_t i) const {
+  const auto& d = delay_s.at(i);
+  return static_cast<std::uint32_t>(std::max_element(d.begin(), d.end()) - d.begin());
+}
+
+std::uint32_t ArrivalTrace::most_often_last() const {
+  std::vector<std::size_t> count(n, 0);
+  for (std::size_t i = 0; i < size(); ++i) ++count[last_rank(i)];
+  return static_cast<std::uint32_t>(std::max_element(count.begin(), count.end()) - count.begin());
+}
+
+ArrivalTrace parse_arrival_trace(std::string_view text, std::string_view source, std::optional<std::uint32_t> n) {
+  if (trim(text).empty()) throw ConfigError(fmt::format("arrival trace '{}' is empty", source));
+  if (looks_like_json(text)) {
+    std::uint32_t group_size = 0;
+    std::vector<Row> rows = inspector_rows(text, source, group_size);
+    return assemble(std::move(rows), group_size, 1e-6, source, n);
+  }
+  return assemble(csv_rows(text, source), 0, 1.0, source, n);
+}
+
+ArrivalTrace read_arrival_trace(const std::filesystem::path& file, std::optional<std::uint32_t> n) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) {
+    throw ConfigError(fmt::format("arrival trace '{}' is a directory (give one file; concatenate NCCL Inspector's "
+                                  "per-process files into one)", file.string()));
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("cannot read arrival trace '{}'", file.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_arrival_trace(text.str(), file.string(), n);
+}
+
+}  // namespace collsim

@@ -1,0 +1,202 @@
+#include "json_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <tuple>
+
+#include "collsim/models/error.hpp"
+
+namespace collsim::json {
+namespace {
+
+// Nesting deeper than this is not a trace: refuse it rather than risk the stack.
+constexpr int kMaxDepth = 64;
+
+class Reader {
+ public:
+  Reader(std::string_view text, std::string_view source) : text_(text), source_(source) {}
+
+  std::vector<Value> stream() {
+    std::vector<Value> values;
+    skip_space();
+    while (pos_ < text_.size()) {
+      values.push_back(value(0));
+      skip_space();
+    }
+    return values;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw ConfigError(fmt::format("{}:{}: invalid JSON: {}", source_, line_, what));
+  }
+
+  void skip_space() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) {
+      if (text_[pos_] == '\n') ++line_;
+      ++pos_;
+    }
+  }
+
+  char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+
+  void expect(char c) {
+    skip_space();
+    if (peek() != c) {
+      fail(pos_ < text_.size() ? fmt::format("expected '{}', found '{}'", c, text_[pos_])
+                               : fmt::format("expected '{}', found the end of the file", c));
+    }
+    ++pos_;
+  }
+
+  Value value(int depth) {
+    if (depth > kMaxDepth) fail(fmt::format("nested deeper than {} levels", kMaxDepth));
+    skip_space();
+    Value v;
+    v.line = line_;
+    const char c = peek();
+    if (c == '{') {
+      v.type = Value::Type::Object;
+      ++pos_;
+      skip_space();
+      if (peek() == '}') {
+        ++pos_;
+        return v;
+      }
+      while (true) {
+        skip_space();
+        if (peek() != '"') fail("expected a quoted key");
+        std::string key = string();
+        expect(':');
+        v.fields.emplace_back(std::move(key), value(depth + 1));
+        skip_space();
+        if (peek() == ',') {
+          ++pos_;
+          continue;
+        }
+        expect('}');
+        return v;
+      }
+    }
+    if (c == '[') {
+      v.type = Value::Type::Array;
+      ++pos_;
+      skip_space();
+      if (peek() == ']') {
+        ++pos_;
+        return v;
+      }
+      while (true) {
+        v.items.push_back(value(depth + 1));
+        skip_space();
+        if (peek() == ',') {
+          ++pos_;
+          continue;
+        }
+        expect(']');
+        return v;
+      }
+    }
+    if (c == '"') {
+      v.type = Value::Type::String;
+      v.text = string();
+      return v;
+    }
+    for (const auto& [word, type, flag] : {std::tuple{"true", Value::Type::Bool, true},
+                                           std::tuple{"false", Value::Type::Bool, false},
+                                           std::tuple{"null", Value::Type::Null, false}}) {
+      const std::string_view w(word);
+      if (text_.substr(pos_, w.size()) == w) {
+        pos_ += w.size();
+        v.type = type;
+        v.boolean = flag;
+        return v;
+      }
+    }
+    if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) {
+      const std::size_t begin = pos_;
+      while (pos_ < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[pos_])) ||
+                                     std::string_view("+-.eE").find(text_[pos_]) != std::string_view::npos)) {
+        ++pos_;
+      }
+      v.type = Value::Type::Number;
+      v.text = std::string(text_.substr(begin, pos_ - begin));
+      const auto [end, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), v.number);
+      if (ec != std::errc() || end != v.text.data() + v.text.size()) fail(fmt::format("'{}' is not a number", v.text));
+      return v;
+    }
+    if (pos_ >= text_.size()) fail("unexpected end of the file");
+    fail(fmt::format("unexpected character '{}'", c));
+  }
+
+  // Escapes other than \uXXXX are kept literally enough for keys and ids; \u is decoded only
+  // for ASCII since trace ids and names are ASCII.
+  std::string string() {
+    ++pos_;  // opening quote
+    std::string out;
+    while (true) {
+      if (pos_ >= text_.size()) fail("unterminated string");
+      const char c = text_[pos_++];
+      if (c == '"') return out;
+      if (c == '\n') fail("line break inside a string");
+      if (c != '\\') {
+        out.push_back(c);
+        continue;
+      }
+      if (pos_ >= text_.size()) fail("unterminated string");
+      const char e = text_[pos_++];
+      switch (e) {
+        case 'n': out.push_back('\n'); break;
+        case 't': out.push_back('\t'); break;
+        case 'r': out.push_back('\r'); break;
+        case 'b': out.push_back('\b'); break;
+        case 'f': out.push_back('\f'); break;
+        case 'u': {
+          unsigned code = 0;
+          const auto hex = text_.substr(pos_, 4);
+          const auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), code, 16);
+          if (hex.size() != 4 || ec != std::errc() || end != hex.data() + 4) fail("bad \\u escape");
+          pos_ += 4;
+          out.push_back(code < 0x80 ? static_cast<char>(code) : '?');
+          break;
+        }
+        default: out.push_back(e);
+      }
+    }
+  }
+
+  std::string_view text_;
+  std::string_view source_;
+  std::size_t pos_ = 0;
+  std::size_t line_ = 1;
+};
+
+}  // namespace
+
+const Value* Value::find(std::string_view key) const {
+  for (const auto& [k, v] : fields) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+std::string_view type_name(Value::Type type) {
+  switch (type) {
+    case Value::Type::Null: return "null";
+    case Value::Type::Bool: return "a boolean";
+    case Value::Type::Number: return "a number";
+    case Value::Type::String: return "a string";
+    case Value::Type::Array: return "an array";
+    case Value::Type::Object: return "an object";
+  }
+  return "unknown";
+}
+
+std::vector<Value> parse_stream(std::string_view text, std::string_view source) {
+  return Reader(text, source).stream();
+}
+
+}  // namespace collsim::json

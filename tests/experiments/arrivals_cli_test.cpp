@@ -1,0 +1,170 @@
+// `collsim arrivals`, `--arrival-trace` of simulate and advise, and `model: trace` in specs.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "cli_test_support.hpp"
+#include "collsim/experiments/spec.hpp"
+#include "collsim/models/formats/arrival_yaml.hpp"
+#include "test_support.hpp"
+
+namespace collsim {
+namespace {
+
+using test::run;
+
+const std::string kSmall = std::string(COLLSIM_TEST_DATA_DIR) + "/arrivals/small.csv";
+
+double json_field(const std::string& json, const std::string& key) {
+  const auto pos = json.find("\"" + key + "\":");
+  EXPECT_NE(pos, std::string::npos) << key;
+  return pos == std::string::npos ? -1.0 : std::stod(json.substr(pos + key.size() + 3));
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(ArrivalsCli, SummaryOfTheHandMadeTrace) {
+  const auto r = run({"arrivals", kSmall, "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"spread\":{\"p50_s\":1,\"p90_s\":3,\"p99_s\":3,\"max_s\":3}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"late_histogram\":[2,3,0,0]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"last_by_rank\":[2,0,1,2]"), std::string::npos) << r.out;
+  EXPECT_DOUBLE_EQ(json_field(r.out, "persistence"), 0.25);
+  EXPECT_DOUBLE_EQ(json_field(r.out, "chance_empirical"), 0.36);
+
+  const auto text = run({"arrivals", kSmall});
+  ASSERT_EQ(text.code, 0) << text.err;
+  test::expect_contains(text.out, "5 iterations of 4 ranks");
+  test::expect_contains(text.out, "persistence of the last rank: 0.250 of 4 consecutive pairs");
+
+  // A 1.5 s floor leaves only rank 3 of iteration 1 (2 s late) late.
+  const auto strict = run({"arrivals", kSmall, "--late-floor", "1.5s", "--json"});
+  ASSERT_EQ(strict.code, 0) << strict.err;
+  EXPECT_NE(strict.out.find("\"late_histogram\":[4,1,0,0]"), std::string::npos) << strict.out;
+}
+
+TEST(ArrivalsCli, FitWritesAModelThatLoadsBack) {
+  test::TempDir dir;
+  const std::string fit = (dir.path() / "fit.yaml").string();
+  const auto r = run({"arrivals", kSmall, "--fit", fit});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const ArrivalSpec spec = parse_arrival_yaml(YAML::LoadFile(fit), "arrival", 4u);
+  ASSERT_EQ(spec.stragglers.size(), 1u);
+  EXPECT_EQ(spec.stragglers[0].rank, 3u);
+  EXPECT_DOUBLE_EQ(spec.persistence, 0.25);
+  // And collsim samples it: advise with the file's text as --arrival.
+  const auto advise = run({"advise", "-n", "4", "-s", "1MiB", "--arrival", read(fit), "--trials", "3",
+                           "--algorithms", "ring,stragglar", "--json"});
+  EXPECT_EQ(advise.code, 0) << advise.err;
+}
+
+TEST(ArrivalsCli, PlotWritesTheDelaysItDraws) {
+  test::TempDir dir;
+  const auto r = run({"arrivals", kSmall, "--plot", (dir.path() / "cdf.png").string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string csv = read((dir.path() / "cdf_delays.csv").string());
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 21);  // header + 5 iterations x 4 ranks
+  EXPECT_EQ(csv.rfind("iteration,rank,delay_s,late,last\n", 0), 0u);
+  test::expect_contains(csv, "\n1,3,2,1,1\n");  // iteration 1: rank 3, 2 s late, late and last
+  test::expect_contains(csv, "\n3,2,3,0,1\n");  // iteration 3: rank 2 last but not late
+}
+
+TEST(ArrivalsCli, BadInputIsOneLineAndExitCode2) {
+  const std::string data = COLLSIM_TEST_DATA_DIR;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"arrivals", data + "/arrivals"}, {"arrivals", data + "/arrivals/none.csv"},
+        {"arrivals", kSmall, "-n", "8"}, {"arrivals", kSmall, "--late-k", "x"}, {"arrivals", kSmall, "--late-k", "-1"},
+        {"arrivals"}, {"simulate", "-a", "ring", "--arrival-trace", kSmall, "--stragglers", "1:1ms"},
+        {"simulate", "-a", "ring", "--arrival-trace", kSmall, "--delay", "1ms"},
+        {"simulate", "-a", "ring", "-n", "4", "--iteration", "1"},
+        {"simulate", "-a", "ring", "-n", "8", "--arrival-trace", kSmall},
+        {"simulate", "-a", "ring", "--arrival-trace", kSmall, "--iteration", "9"},
+        {"advise", "-s", "1MiB", "--arrival-trace", kSmall, "--delay", "1ms"}}) {
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 2) << args.back() << ": " << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  const auto n = run({"simulate", "-a", "ring", "-n", "8", "--arrival-trace", kSmall});
+  test::expect_contains(n.err, "group has 4 ranks");
+  test::expect_contains(n.err, "n = 8");
+}
+
+TEST(ArrivalsCli, SimulateReportsEveryIterationAndTheMean) {
+  const auto r = run({"simulate", "-a", "ring", "--arrival-trace", kSmall, "--size", "1MiB", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json_field(r.out, "n"), 4);
+  // Delays 1, 2, .5, 3, 0 s: the mean arrival spread is 1.3 s.
+  EXPECT_NEAR(json_field(r.out, "mean_delay_s"), 1.3, 1e-9);
+  // Ring under barrier start: the same time after the last arrival every iteration.
+  const auto one = run({"simulate", "-a", "ring", "-n", "4", "--size", "1MiB", "--json"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_NEAR(json_field(r.out, "mean_time_after_last_arrival_s"), json_field(one.out, "time_after_last_arrival_s"),
+              1e-15);
+  EXPECT_NEAR(json_field(r.out, "mean_time_s"), 1.3 + json_field(one.out, "time_s"), 1e-9);
+  EXPECT_NE(r.out.find("{\"iteration\":3,\"last_rank\":2,\"delay_s\":3,"), std::string::npos) << r.out;
+
+  const auto k = run({"simulate", "-a", "ring", "--arrival-trace", kSmall, "--iteration", "1", "--json"});
+  ASSERT_EQ(k.code, 0) << k.err;
+  EXPECT_NEAR(json_field(k.out, "delay_s"), 2.0, 1e-9);
+}
+
+TEST(ArrivalsCli, AdviseRunsOneTrialPerIteration) {
+  const auto r = run({"advise", "-s", "1MiB", "--arrival-trace", kSmall, "--algorithms", "ring,stragglar", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json_field(r.out, "trials"), 5);
+  EXPECT_NEAR(json_field(r.out, "mean_delay_s"), 1.3, 1e-9);
+}
+
+TEST(ArrivalsSpec, TrialsDefaultToTheIterationCount) {
+  const std::string spec_text = fmt::format(
+      "name: t\nalgorithms: [ring]\nn: 4\nsizes: [1MiB]\narrival: [{{label: real, model: trace, file: {}}}]\n", kSmall);
+  const ExperimentSpec spec = parse_spec(spec_text, "t.yaml", ".");
+  EXPECT_EQ(spec.trials, 5u);
+  EXPECT_EQ(spec.arrivals.at(0).label, "real");
+  EXPECT_EQ(parse_spec(spec_text + "trials: 3\n", "t.yaml", ".").trials, 3u);
+  test::expect_config_error(
+      [&] {
+        ExperimentSpec wrong_n = parse_spec(
+            fmt::format("name: t\nalgorithms: [ring]\nn: 8\narrival: {{model: trace, file: {}}}\n", kSmall), "t.yaml", ".");
+        validate(wrong_n);
+      },
+      {"group of 4 ranks but n = 8"});
+  test::expect_config_error([&] { parse_spec("name: t\nalgorithms: [ring]\nn: 4\narrival: {model: trace, file: no.csv}\n", "t.yaml", "."); },
+                            {"t.yaml", "arrival.file", "line 4", "no.csv"});
+}
+
+TEST(ArrivalsSpec, RunReplaysIterationTModCount) {
+  test::TempDir dir;
+  const std::string spec = (dir.path() / "t.yaml").string();
+  {
+    std::ofstream out(spec);
+    out << fmt::format("name: t\nalgorithms: [ring]\nn: 4\nsizes: [1MiB]\ntrials: 7\n"
+                       "arrival: [{{label: real, model: trace, file: {}}}]\n", kSmall);
+  }
+  const auto r = run({"run", spec, "--out", (dir.path() / "out").string(), "--quiet", "--no-plot"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string results = read((dir.path() / "out" / "results.csv").string());
+  // Trial 6 replays iteration index 1 (6 mod 5), whose last rank is 3, 2 s late.
+  std::istringstream lines(results);
+  std::string line, header;
+  std::getline(lines, header);
+  int trials = 0;
+  while (std::getline(lines, line)) {
+    if (line.find(",real,") == std::string::npos) continue;
+    ++trials;
+    if (line.find(",6,") != std::string::npos) test::expect_contains(line, ",2,6,");
+  }
+  EXPECT_EQ(trials, 7);
+}
+
+}  // namespace
+}  // namespace collsim

@@ -1,0 +1,217 @@
+#include "collsim/models/formats/arrival_trace.hpp"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include "collsim/models/arrival.hpp"
+#include "collsim/models/arrival_trace_stats.hpp"
+#include "collsim/models/formats/arrival_yaml.hpp"
+#include "test_support.hpp"
+
+namespace collsim {
+namespace {
+
+using test::expect_config_error;
+
+const std::filesystem::path kData = std::filesystem::path(COLLSIM_TEST_DATA_DIR) / "arrivals";
+
+ArrivalTrace csv(const std::string& body, std::optional<std::uint32_t> n = std::nullopt) {
+  return parse_arrival_trace(fmt::format("iteration,rank,arrival_s\n{}", body), "t.csv", n);
+}
+
+TEST(ArrivalTrace, CsvDelaysAreRelativeToTheEarliestArrivalOfEachIteration) {
+  // Rows in any order, iterations with gaps, a comment line, columns in another order.
+  const ArrivalTrace t = parse_arrival_trace(
+      "rank,arrival_s,iteration\n# comment\n1,5.5,7\n0,5.0,7\n0,1.25,3\n1,1.0,3\n", "t.csv");
+  EXPECT_EQ(t.n, 2u);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t.iterations, (std::vector<std::uint64_t>{3, 7}));
+  EXPECT_EQ(t.delay_s[0], (std::vector<double>{0.25, 0.0}));
+  EXPECT_EQ(t.delay_s[1], (std::vector<double>{0.0, 0.5}));
+  EXPECT_EQ(t.last_rank(0), 0u);
+  EXPECT_EQ(t.last_rank(1), 1u);
+}
+
+TEST(ArrivalTrace, CsvErrorsNameFileLineAndValue) {
+  expect_config_error([] { csv("0,0,0\n0,1,x\n"); }, {"t.csv:3", "arrival_s 'x'", "not a number"});
+  expect_config_error([] { csv("0,0,0\n0,1,-1.5\n"); }, {"t.csv:3", "'-1.5'", "negative"});
+  expect_config_error([] { csv("0,0,0\n0,1,inf\n"); }, {"t.csv:3", "'inf'", "not a finite"});
+  expect_config_error([] { csv("0,0,0\n0,1,nan\n"); }, {"t.csv:3", "'nan'", "not a finite"});
+  expect_config_error([] { csv("0,0,0\n0,1\n"); }, {"t.csv:3", "2 fields", "header has 3"});
+  expect_config_error([] { csv("0,-1,0\n"); }, {"t.csv:2", "rank '-1'"});
+  expect_config_error([] { csv("a,0,0\n"); }, {"t.csv:2", "iteration 'a'"});
+  expect_config_error([] { csv("0,0,0\n0,1,1\n0,1,2\n"); }, {"t.csv:4", "iteration 0 rank 1 is given twice", "line 3"});
+  expect_config_error([] { csv("0,0,0\n0,1,1\n0,2,1\n1,0,0\n1,2,1\n"); },
+                      {"t.csv:5", "iteration 1 has no row for rank 1", "0..2"});
+  expect_config_error([] { csv("0,0,0\n0,1,1\n", 4); }, {"t.csv", "group has 2 ranks", "n = 4"});
+  expect_config_error([] { csv("0,0,0\n"); }, {"t.csv", "1 rank", "at least 2"});
+  expect_config_error([] { parse_arrival_trace("iter,rank,arrival_s\n0,0,0\n", "t.csv"); },
+                      {"t.csv:1", "no column 'iteration'"});
+  expect_config_error([] { parse_arrival_trace("", "t.csv"); }, {"t.csv", "empty"});
+  expect_config_error([] { parse_arrival_trace("# only a comment\n\n", "t.csv"); }, {"t.csv", "empty"});
+  expect_config_error([] { parse_arrival_trace("iteration,rank,arrival_s\n", "t.csv"); }, {"t.csv", "no arrivals"});
+}
+
+TEST(ArrivalTrace, FileErrors) {
+  expect_config_error([] { read_arrival_trace(kData); }, {kData.string(), "is a directory"});
+  expect_config_error([] { read_arrival_trace(kData / "missing.csv"); }, {"cannot read", "missing.csv"});
+}
+
+TEST(ArrivalTrace, InspectorVerboseJson) {
+  const ArrivalTrace t = read_arrival_trace(kData / "inspector_verbose.json", 3);
+  EXPECT_EQ(t.n, 3u);
+  EXPECT_EQ(t.iterations, (std::vector<std::uint64_t>{10, 11}));
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_NEAR(t.delay_s[0][0], 0.0, 1e-12);
+  EXPECT_NEAR(t.delay_s[0][1], 500e-6, 1e-12);
+  EXPECT_NEAR(t.delay_s[0][2], 2000e-6, 1e-12);
+  EXPECT_NEAR(t.delay_s[1][1], 100e-6, 1e-12);
+  EXPECT_NEAR(t.delay_s[1][2], 20e-6, 1e-12);
+  expect_config_error([] { read_arrival_trace(kData / "inspector_verbose.json", 4); }, {"group has 3 ranks", "n = 4"});
+}
+
+std::string record(const std::string& id, int rank, int n_ranks, int sn, const std::string& start) {
+  return fmt::format(
+      "{{\"header\": {{\"id\": \"{}\", \"rank\": {}, \"n_ranks\": {}}}, \"coll_perf\": {{\"coll\": \"AllReduce\", "
+      "\"coll_sn\": {}, \"event_trace_ts\": {{\"coll_start_ts\": {}}}}}}}\n",
+      id, rank, n_ranks, sn, start);
+}
+
+TEST(ArrivalTrace, InspectorErrors) {
+  const auto parse = [](const std::string& text) { return parse_arrival_trace(text, "i.json"); };
+  // An array of records is the same trace as the stream.
+  const std::string array = fmt::format("[{},{}]", record("0x1", 0, 2, 1, "10"), record("0x1", 1, 2, 1, "30"));
+  EXPECT_NEAR(parse(array).delay_s[0][1], 20e-6, 1e-15);
+  expect_config_error([&] { parse(record("0x1", 0, 2, 1, "10") + record("0x2", 1, 2, 1, "10")); },
+                      {"i.json:2", "communicator 0x2", "line 1", "0x1"});
+  expect_config_error([&] { parse(record("0x1", 0, 2, 1, "10") + record("0x1", 0, 2, 1, "12")); },
+                      {"i.json:2", "iteration 1 rank 0 is given twice"});
+  expect_config_error([&] { parse(record("0x1", 0, 2, 1, "10") + record("0x1", 1, 2, 1, "-4")); },
+                      {"i.json:2", "coll_start_ts '-4'", "negative"});
+  expect_config_error([&] { parse(record("0x1", 0, 2, 1, "10") + record("0x1", 2, 2, 1, "4")); },
+                      {"i.json:2", "header.rank = 2", "n_ranks = 2"});
+  expect_config_error([&] { parse(record("0x1", 0, 2, 1, "10") + record("0x1", 1, 3, 1, "4")); },
+                      {"i.json:2", "n_ranks = 3", "earlier records have 2"});
+  expect_config_error([&] { parse(record("0x1", 0, 2, 1, "10") + record("0x1", 1, 2, 2, "4")); },
+                      {"iteration 1 has no row for rank 1"});
+  expect_config_error([&] { parse("{\"header\": {\"id\": \"0x1\", \"rank\": 0, \"n_ranks\": 2}, \"coll_perf\": {\"coll_sn\": 1}}"); },
+                      {"i.json:1", "coll_perf.event_trace_ts.coll_start_ts", "NCCL_INSPECTOR_DUMP_VERBOSE=1"});
+  expect_config_error([&] { parse(record("0x1", 0, 2, 1, "\"10\"")); }, {"i.json:1", "is a string, expected a number"});
+  expect_config_error([&] { parse("{\"header\": {\n\"id\": 0x1}}"); }, {"i.json:2", "invalid JSON"});
+  expect_config_error([&] { parse("{\"header\": {\"id\": \"0x1\"}"); }, {"i.json:1", "end of the file"});
+  expect_config_error([&] { parse("[]"); }, {"i.json", "no NCCL Inspector records"});
+  expect_config_error([&] { parse("[1]"); }, {"i.json:1", "record 0 is a number"});
+}
+
+// The hand-made trace of tests/data/arrivals/small.csv, delays per iteration (rank 0..3):
+//   0: 0 0 0 1          last 3, spread 1,   gap 1,     late {3} (MAD 0, so the 100 us floor)
+//   1: 0 .001 .002 2    last 3, spread 2,   gap 1.998, late {3} (threshold 3*1.4826*0.001)
+//   2: .5 0 0 0         last 0, spread .5,  gap .5,    late {0}
+//   3: 0 0 3 3          last 2, spread 3,   gap 0,     late {}  (half the group is "late")
+//   4: 0 0 0 0          last 0, spread 0,   gap 0,     late {}
+TEST(ArrivalTraceStats, SummaryOfTheHandMadeTrace) {
+  const ArrivalTrace t = read_arrival_trace(kData / "small.csv");
+  const ArrivalTraceSummary s = summarize_arrival_trace(t);
+  EXPECT_EQ(s.n, 4u);
+  EXPECT_EQ(s.iterations, 5u);
+  // Nearest rank over spreads {0, .5, 1, 2, 3}: p50 is the 3rd, p90 and p99 the 5th.
+  EXPECT_NEAR(s.spread.p50_s, 1.0, 1e-9);
+  EXPECT_NEAR(s.spread.p90_s, 3.0, 1e-9);
+  EXPECT_NEAR(s.spread.p99_s, 3.0, 1e-9);
+  EXPECT_NEAR(s.spread.max_s, 3.0, 1e-9);
+  // Gaps {0, 0, .5, 1, 1.998}.
+  EXPECT_NEAR(s.gap.p50_s, 0.5, 1e-9);
+  EXPECT_NEAR(s.gap.p90_s, 1.998, 1e-9);
+  EXPECT_NEAR(s.gap.max_s, 1.998, 1e-9);
+  EXPECT_EQ(s.late_histogram, (std::vector<std::size_t>{2, 3, 0, 0}));
+  EXPECT_NEAR(s.mean_late_ranks, 0.6, 1e-12);
+  EXPECT_EQ(s.late_by_rank, (std::vector<std::size_t>{1, 0, 0, 2}));
+  EXPECT_EQ(s.last_by_rank, (std::vector<std::size_t>{2, 0, 1, 2}));
+  // Last ranks 3 3 0 2 0: one of four consecutive pairs repeats.
+  EXPECT_NEAR(s.persistence, 0.25, 1e-12);
+  EXPECT_NEAR(s.chance_uniform, 0.25, 1e-12);
+  EXPECT_NEAR(s.chance_empirical, 0.4 * 0.4 + 0.4 * 0.4 + 0.2 * 0.2, 1e-12);
+  EXPECT_EQ(t.most_often_last(), 0u);  // ranks 0 and 3 are both last twice: the lower wins
+}
+
+TEST(ArrivalTraceStats, LateRuleFloorAndK) {
+  const std::vector<double> d{0, 0, 0, 50e-6};
+  EXPECT_TRUE(late_ranks(d, LateRule{}).empty());  // under the 100 us floor
+  EXPECT_EQ(late_ranks(d, LateRule{3.0, 10e-6}), (std::vector<std::uint32_t>{3}));
+  const std::vector<double> spread{0, 1e-3, 2e-3, 3e-3, 4e-3, 9e-3};
+  // median 2.5 ms, MAD 1.5 ms: 3 * 1.4826 * 1.5 ms = 6.7 ms > 6.5 ms, but k = 2 flags rank 5.
+  EXPECT_TRUE(late_ranks(spread, LateRule{}).empty());
+  EXPECT_EQ(late_ranks(spread, LateRule{2.0, 0.0}), (std::vector<std::uint32_t>{5}));
+  expect_config_error([] { LateRule{-1.0, 0.0}.validate(); }, {"k = -1"});
+  expect_config_error([] { LateRule{3.0, std::nan("")}.validate(); }, {"floor = nan"});
+}
+
+TEST(ArrivalTraceStats, FitLoadsBackAndSamples) {
+  const ArrivalTrace t = read_arrival_trace(kData / "small.csv");
+  const ArrivalSpec fit = fit_arrival_model(t);
+  ASSERT_EQ(fit.stragglers.size(), 1u);
+  EXPECT_EQ(fit.stragglers[0].rank, 3u);  // most often late
+  EXPECT_EQ(fit.stragglers[0].delay.kind(), DistributionKind::Empirical);
+  EXPECT_EQ(fit.stragglers[0].delay.samples_s().size(), 5u);  // the largest delay of each iteration
+  EXPECT_NEAR(fit.persistence, 0.25, 1e-12);
+  ASSERT_TRUE(fit.jitter.has_value());
+
+  test::TempDir dir;
+  const auto file = dir.path() / "fit.yaml";
+  {
+    std::ofstream out(file);
+    out << YAML::Dump(arrival_to_yaml(fit)) << "\n";
+  }
+  const ArrivalSpec back = parse_arrival_yaml(YAML::LoadFile(file.string()), "arrival", 4u);
+  // Same model: the dump of what was read equals the dump of what was written.
+  EXPECT_EQ(YAML::Dump(arrival_to_yaml(back)), YAML::Dump(arrival_to_yaml(fit)));
+  const Arrivals a = make_arrivals(back, 4, 3, 7);
+  EXPECT_EQ(a.arrival_s.size(), 4u);
+}
+
+TEST(ArrivalTraceModel, TrialsReplayIterationsModuloCount) {
+  const std::string yaml = fmt::format("{{model: trace, file: {}}}", (kData / "small.csv").string());
+  const ArrivalSpec spec = parse_arrival_yaml(YAML::Load(yaml), "arrival", 4u);
+  EXPECT_EQ(spec.model, ArrivalModel::Trace);
+  EXPECT_EQ(spec.expected_stragglers(), (std::vector<std::uint32_t>{0}));
+  ArrivalProcess process(spec, 4, 1);
+  const Arrivals a6 = process.at(6);  // 6 mod 5 = iteration index 1
+  EXPECT_NEAR(a6.arrival_s[3], 2.0, 1e-9);
+  EXPECT_EQ(a6.stragglers, (std::vector<std::uint32_t>{3}));
+  EXPECT_TRUE(a6.straggler_moved());
+  EXPECT_FALSE(process.at(2).straggler_moved());
+  // Written back and parsed again: the same model.
+  const ArrivalSpec back = parse_arrival_yaml(arrival_to_yaml(spec), "arrival", 4u);
+  EXPECT_EQ(back.describe(), spec.describe());
+
+  const ArrivalSpec one = parse_arrival_yaml(YAML::Load(fmt::format("{{model: trace, file: {}, iteration: 3}}",
+                                                                    (kData / "small.csv").string())), "arrival", 4u);
+  ASSERT_EQ(one.trace->size(), 1u);
+  EXPECT_EQ(one.trace->delay_s[0][2], 3.0);
+  EXPECT_EQ(arrival_to_yaml(one)["iteration"].as<int>(), 3);
+}
+
+TEST(ArrivalTraceModel, YamlErrors) {
+  const auto parse = [](const std::string& yaml, std::optional<std::uint32_t> n = std::nullopt) {
+    return parse_arrival_yaml(YAML::Load(yaml), "arrival", n, kData);
+  };
+  expect_config_error([&] { parse("{model: trace}"); }, {"arrival", "needs 'file: TRACE.csv'"});
+  expect_config_error([&] { parse("{model: trace, file: small.csv}", 8); },
+                      {"arrival.file", "line 1", "small.csv", "group has 4 ranks", "n = 8"});
+  expect_config_error([&] { parse("{model: trace, file: nope.csv}"); }, {"arrival.file", "nope.csv"});
+  expect_config_error([&] { parse("{model: trace, file: small.csv, iteration: 9}"); },
+                      {"arrival.iteration", "no iteration 9", "0..4"});
+  expect_config_error([&] { parse("{model: trace, file: small.csv, iteration: x}"); }, {"arrival.iteration", "'x'"});
+  expect_config_error([&] { parse("{model: trace, file: small.csv, persistence: 0.5}"); }, {"persistence"});
+  ArrivalSpec spec = parse("{model: trace, file: small.csv}");
+  expect_config_error([&] { spec.validate(5u); }, {"group of 4 ranks but n = 5"});
+  spec.trace.reset();
+  expect_config_error([&] { spec.validate(); }, {"model 'trace' needs a trace file"});
+}
+
+}  // namespace
+}  // namespace collsim
