@@ -496,6 +496,36 @@ TEST(SimGrid, MoreRanksThanWorkersAgreeWithReplay) {
   }
 }
 
+// Hierarchical algorithms take their node size from the cluster; SimGrid runs them as replay
+// does, on 1:1 and 2:1 fabrics, non-power-of-two node counts included.
+TEST(SimGrid, HierarchicalAgreesWithReplay) {
+  ClusterSpec spec;
+  spec.gpus_per_node = 4;
+  spec.nodes_per_leaf = 2;
+  ClusterSpec over = spec;
+  over.oversubscription = 2;
+  ReplayEngine replay;
+  const auto sim = make_simgrid_engine();
+  for (const auto& info : all_algorithms()) {
+    if (!info.hierarchical) continue;
+    for (Rank nodes : {3u, 4u, 6u}) {
+      const Rank n = nodes * spec.gpus_per_node;
+      AlgorithmOptions options{n, {}, 0, spec.gpus_per_node};
+      const Schedule s = generate_schedule(info.name, options);
+      for (const Topology& topo : {make_cluster(n, spec, 0.0, "c"), make_cluster(n, over, 0.0, "c2to1")}) {
+        std::vector<double> arrival(n, 0.0);
+        arrival[n / 2] = 40e-6;
+        RunConfig c = config(topo, 1e8, StartMode::Barrier, arrival);
+        const RunResult a = replay.run(s, c);
+        const RunResult b = sim->run(s, c);
+        const std::string what = std::string(info.name) + " n=" + std::to_string(n) + " " + topo.name;
+        expect_rel(b.time_s, a.time_s, 1e-9, what);
+        for (Rank r = 0; r < n; ++r) expect_rel(b.finish_s[r], a.finish_s[r], 1e-9, what);
+      }
+    }
+  }
+}
+
 // The engine uses SimGrid's public s4u API only (README, "SimGrid engine"): no source of sim/
 // may include kernel or simix headers, name the kernel namespace, or cast SimGrid types.
 TEST(SimGrid, NoSourceTouchesSimGridInternals) {
