@@ -14,13 +14,16 @@
 //             |  |  |  |       4. intra-node ring AllGather of the slices
 //           rail 0 .. rail 3
 //
-// Each NIC carries 2 (N-1)/N * S/G bytes (S the buffer), the inter-node phases pay 2 (N-1)
-// network latencies, the intra-node ones 2 (G-1) NVLink latencies. Rings across nodes rather than
-// recursive halving/doubling: they work for every node count with the bandwidth-optimal volume
-// and only ever use neighbouring nodes, which keeps their traffic inside a leaf on a leaf/spine
-// fabric except at the leaf boundaries.
+// Each NIC carries 2 (N-1)/N * S/G bytes (S the buffer), the intra-node phases pay 2 (G-1)
+// NVLink latencies. Two rows differ in the per-rail AllReduce:
+//  * hierarchical: a ring across the nodes (2 (N-1) network latencies). It only ever uses
+//    neighbouring nodes, which keeps its traffic inside a leaf of a leaf/spine fabric except at
+//    leaf boundaries, so oversubscription barely touches it; its latency grows with N.
+//  * hierarchical_rhd: recursive halving/doubling across the nodes (about 2 log2 N latencies, any
+//    N, see recursive_halving_doubling.cpp); far partners cross the spine.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "collsim/algorithms/generators.hpp"
@@ -39,40 +42,68 @@ std::string hierarchical_unsupported(Rank n, std::uint32_t gpus_per_node) {
   return {};
 }
 
-Schedule generate_hierarchical(const AlgorithmOptions& options) {
+namespace {
+
+// Intra-node ring ReduceScatter, then `across` (a flat AllReduce generator) run on every rail at
+// once over that rail's slice, then intra-node ring AllGather. The flat schedule is built once
+// for the node count and copied onto each rail: rank k of it is node k's GPU on the rail, and
+// its chunks are the rail's slice.
+Schedule hierarchical_over(const AlgorithmOptions& options, GeneratorFn across, const char* name) {
   const Rank n = options.n;
   const std::uint32_t g = options.gpus_per_node;
   if (const std::string why = hierarchical_unsupported(n, g); !why.empty()) {
-    throw ScheduleError(fmt::format("hierarchical: n = {} is not supported: {}", n, why));
+    throw ScheduleError(fmt::format("{}: n = {} is not supported: {}", name, n, why));
   }
   const std::uint32_t nodes = n / g;
+  Schedule flat;
+  if (nodes > 1) {
+    AlgorithmOptions per_rail;
+    per_rail.n = nodes;
+    flat = across(per_rail);
+  }
+  const std::uint32_t slice_chunks = nodes > 1 ? flat.num_chunks : 1;
+  if (static_cast<std::uint64_t>(slice_chunks) * g > 0xFFFFFFFFull || slice_chunks > 0xFFFF) {
+    throw ScheduleError(fmt::format("{}: n = {} gives slices of {} chunks, more than a transfer can carry", name, n,
+                                    slice_chunks));
+  }
   Schedule s;
   s.n = n;
-  s.num_chunks = g * nodes;
+  s.num_chunks = g * slice_chunks;
+  s.ports = std::max<std::uint32_t>(1, flat.ports);
 
-  // Rank lists: one per node (in local order) and one per rail (in node order).
   std::vector<std::vector<Rank>> node_ranks(nodes);
-  std::vector<std::vector<Rank>> rail_ranks(g);
   for (std::uint32_t node = 0; node < nodes; ++node) {
-    for (std::uint32_t l = 0; l < g; ++l) {
-      node_ranks[node].push_back(node * g + l);
-      rail_ranks[l].push_back(node * g + l);
-    }
+    for (std::uint32_t l = 0; l < g; ++l) node_ranks[node].push_back(node * g + l);
   }
-  // Inside a node the pieces are the G slices of N chunks each; on rail l they are the N chunks
-  // of slice l.
+  // Inside a node the ring's pieces are the G slices: local l ends up owning slice l.
   std::vector<RingSpec> intra;
-  for (const auto& ranks : node_ranks) intra.push_back(RingSpec{ranks, 0, nodes});
-  std::vector<RingSpec> inter;
-  for (std::uint32_t l = 0; l < g; ++l) inter.push_back(RingSpec{rail_ranks[l], l * nodes, 1});
+  for (const auto& ranks : node_ranks) intra.push_back(RingSpec{ranks, 0, slice_chunks});
 
   if (g > 1) append_rings_reduce_scatter(s.add_phase("intra_reduce_scatter"), intra);
-  if (nodes > 1) {
-    append_rings_reduce_scatter(s.add_phase("inter_reduce_scatter"), inter);
-    append_rings_all_gather(s.add_phase("inter_all_gather"), inter);
+  for (const Phase& phase : flat.phases) {
+    Phase& out = s.add_phase("inter_" + phase.name());
+    out.reserve(phase.num_transfers() * g);
+    for (std::size_t r = 0; r < phase.num_rounds(); ++r) {
+      out.begin_round();
+      for (std::uint32_t l = 0; l < g; ++l) {
+        for (const Transfer& t : phase.round(r)) {
+          out.add(t.src * g + l, t.dst * g + l, l * slice_chunks + t.chunk_begin, t.chunk_count, t.op);
+        }
+      }
+    }
   }
   if (g > 1) append_rings_all_gather(s.add_phase("intra_all_gather"), intra);
   return s;
+}
+
+}  // namespace
+
+Schedule generate_hierarchical(const AlgorithmOptions& options) {
+  return hierarchical_over(options, &generate_ring, "hierarchical");
+}
+
+Schedule generate_hierarchical_rhd(const AlgorithmOptions& options) {
+  return hierarchical_over(options, &generate_recursive_halving_doubling, "hierarchical_rhd");
 }
 
 }  // namespace collsim

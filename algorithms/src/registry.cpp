@@ -128,6 +128,15 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .hierarchical = true,
        .n_constraint = &hierarchical_constraint,
        .generate = &generate_hierarchical},
+      {.name = "hierarchical_rhd",
+       .summary = "ring ReduceScatter inside each node, recursive halving/doubling across nodes on each NIC rail, ring "
+                  "AllGather inside each node",
+       .reference = "Traff, Hunold: Decomposing MPI collectives for exploiting multi-lane communication (CLUSTER 2020); "
+                    "Rabenseifner: Optimization of collective reduction operations (ICCS 2004)",
+       .supported_n = "n = nodes x GPUs per node of a cluster topology",
+       .hierarchical = true,
+       .n_constraint = &hierarchical_constraint,
+       .generate = &generate_hierarchical_rhd},
   };
   return kAlgorithms;
 }

@@ -30,11 +30,14 @@ double cpu_s_per_transfer(std::string_view engine) {
 
 std::optional<double> estimate_transfers(std::string_view algorithm, const AlgorithmOptions& options) {
   const AlgorithmInfo& info = find_algorithm(algorithm);
+  NConstraintContext context;  // hierarchical algorithms: the node size the schedule will have
+  if (options.gpus_per_node > 0) context.gpus_per_node = options.gpus_per_node;
+  const auto unsupported = [&](Rank n) { return !info.unsupported_reason(n, context).empty(); };
   if (options.n <= kExactUpTo) {
-    if (!info.unsupported_reason(options.n).empty()) return std::nullopt;
+    if (unsupported(options.n)) return std::nullopt;
     return count_transfers(algorithm, options, options.n);
   }
-  if (!info.unsupported_reason(kSmallN).empty() || !info.unsupported_reason(kExactUpTo).empty()) return std::nullopt;
+  if (unsupported(kSmallN) || unsupported(kExactUpTo)) return std::nullopt;
   const double small = count_transfers(algorithm, options, kSmallN);
   const double large = count_transfers(algorithm, options, kExactUpTo);
   if (!(small > 0 && large > 0)) return std::nullopt;

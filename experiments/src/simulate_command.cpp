@@ -193,6 +193,7 @@ int simulate_command(const Args& args, std::ostream& out) {
   if (!options.straggler && !arrivals.expected_stragglers.empty()) options.straggler = arrivals.expected_stragglers.front();
 
   auto engine = make_engine(resolve_engine_name(parser.get("engine")));
+  options.gpus_per_node = gpus_per_node_of(config.topology);
   // Estimated before generating: a mistyped -n must fail at once, naming -n, not grow to
   // gigabytes and end in "out of memory".
   const double memory_limit_bytes = parse_size_bytes(parser.get("max-schedule-memory"), "--max-schedule-memory");
@@ -204,7 +205,6 @@ int simulate_command(const Args& args, std::ostream& out) {
                                     parser.get("max-schedule-memory")));
     }
   }
-  options.gpus_per_node = gpus_per_node_of(config.topology);
   const Schedule schedule = generate_schedule(parser.get("algo"), options);
   // Per-rank idle times need the transfer trace; keep it for JSON output unless it would be huge.
   constexpr std::size_t kMaxTracedTransfers = 4'000'000;

@@ -9,11 +9,11 @@
 namespace collsim {
 namespace {
 
-Schedule hierarchical(Rank n, std::uint32_t gpus_per_node) {
+Schedule hierarchical(Rank n, std::uint32_t gpus_per_node, GeneratorFn generator = &generate_hierarchical) {
   AlgorithmOptions options;
   options.n = n;
   options.gpus_per_node = gpus_per_node;
-  return generate_hierarchical(options);
+  return generator(options);
 }
 
 TEST(Hierarchical, CorrectForManyNodeCountsAndNodeSizes) {
@@ -28,8 +28,29 @@ TEST(Hierarchical, CorrectForManyNodeCountsAndNodeSizes) {
       ASSERT_TRUE(ref.correct) << "G=" << g << " nodes=" << nodes << ": " << ref.first_mismatch;
       // 2 (G-1) NVLink rounds and 2 (N-1) network rounds.
       EXPECT_EQ(s.num_rounds(), 2u * (g - 1) + 2u * (nodes - 1)) << "G=" << g << " nodes=" << nodes;
+
+      const Schedule rhd = hierarchical(n, g, &generate_hierarchical_rhd);
+      const auto rd = verify_schedule(rhd);
+      ASSERT_TRUE(rd.empty()) << "rhd G=" << g << " nodes=" << nodes << ": " << format_diagnostic(rhd, rd[0]);
+      const auto rref = execute_reference(rhd, 2);
+      ASSERT_TRUE(rref.correct) << "rhd G=" << g << " nodes=" << nodes << ": " << rref.first_mismatch;
     }
   }
+}
+
+TEST(Hierarchical, RhdAcrossNodesTakesLogarithmicallyManyNetworkRounds) {
+  // 16 nodes: 2 log2 16 = 8 network rounds instead of the ring's 30.
+  const Schedule s = hierarchical(16 * 4, 4, &generate_hierarchical_rhd);
+  std::size_t network = 0;
+  for (const Phase& phase : s.phases) {
+    if (phase.name().rfind("inter_", 0) == 0) network += phase.num_rounds();
+    for (const Transfer& t : phase.transfers()) {
+      if (phase.name().rfind("inter_", 0) == 0) {
+        EXPECT_EQ(t.src % 4, t.dst % 4) << "leaves its rail";
+      }
+    }
+  }
+  EXPECT_EQ(network, 8u);
 }
 
 TEST(Hierarchical, InterNodeTrafficStaysOnRails) {

@@ -36,6 +36,8 @@ std::string straggler_tree_unsupported(Rank n);
 /// Intra-node ring ReduceScatter, per-rail inter-node ring AllReduce, intra-node AllGather.
 /// Throws ScheduleError unless options.gpus_per_node divides n.
 Schedule generate_hierarchical(const AlgorithmOptions& options);
+/// The same with recursive halving/doubling as the per-rail AllReduce.
+Schedule generate_hierarchical_rhd(const AlgorithmOptions& options);
 /// Empty when n = nodes x gpus_per_node (gpus_per_node > 0, at most 65535 nodes), else why not.
 std::string hierarchical_unsupported(Rank n, std::uint32_t gpus_per_node);
 
