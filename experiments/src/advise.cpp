@@ -32,9 +32,10 @@ class DelayProbe {
     options.n = n;
     options.straggler = n - 1;
     options.pipeline_chunks = spec.pipeline_chunks;
-    schedule_ = generate_schedule(algorithm, options);
     config_.size_bytes = spec.sizes_bytes.front();
     config_.topology = topology_at(spec, 0, n, config_.size_bytes);
+    options.gpus_per_node = gpus_per_node_of(config_.topology);
+    schedule_ = generate_schedule(algorithm, options);
     config_.start = spec.starts.front();
     config_.arrival_s.assign(n, 0.0);
   }
@@ -83,9 +84,10 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
   require_single(spec.starts.size(), "start");
   require_single(spec.arrivals.size(), "arrival");
   if (spec.algorithms.empty()) {
+    // Every algorithm that supports n here; hierarchical ones on a cluster topology.
+    const NConstraintContext context = node_context_at(spec, 0, spec.n.front());
     for (const auto& info : all_algorithms()) {
-      // Hierarchical algorithms need a cluster's node size, which studies do not pass on yet.
-      if (!info.hierarchical && info.unsupported_reason(spec.n.front()).empty()) spec.algorithms.emplace_back(info.name);
+      if (info.unsupported_reason(spec.n.front(), context).empty()) spec.algorithms.emplace_back(info.name);
     }
   }
   validate(spec);

@@ -38,8 +38,8 @@ class ScheduleCache {
  public:
   ScheduleCache(const ExperimentSpec& spec, std::size_t budget_bytes) : spec_(spec), budget_(budget_bytes) {}
 
-  const Schedule& get(std::size_t algorithm, Rank n, Rank straggler, double& generate_s) {
-    const Key key{algorithm, n, straggler};
+  const Schedule& get(std::size_t algorithm, Rank n, Rank straggler, std::uint32_t gpus_per_node, double& generate_s) {
+    const Key key{algorithm, n, straggler, gpus_per_node};
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
       if (it->key == key) {
         entries_.splice(entries_.begin(), entries_, it);
@@ -51,6 +51,7 @@ class ScheduleCache {
     options.n = n;
     options.straggler = straggler;
     options.pipeline_chunks = spec_.pipeline_chunks;
+    options.gpus_per_node = gpus_per_node;
     auto schedule = std::make_unique<Schedule>(generate_schedule(spec_.algorithms[algorithm], options));
     generate_s += seconds_since(start);
     const std::size_t bytes = schedule->memory_bytes();
@@ -69,6 +70,7 @@ class ScheduleCache {
     std::size_t algorithm;
     Rank n;
     Rank straggler;
+    std::uint32_t gpus_per_node;
     bool operator==(const Key&) const = default;
   };
   struct Entry {
@@ -124,7 +126,9 @@ class Executor {
       return info.straggler_aware && !expected.empty() ? expected.front() : n - 1;
     };
     const auto schedule_for = [&](const std::vector<std::uint32_t>& expected) -> const Schedule& {
-      return schedules_.get(p.algorithm, n, straggler_of(expected), out.generate_s);
+      // Hierarchical schedules depend on the node size; flat ones share one entry.
+      const std::uint32_t gpus = info.hierarchical ? gpus_per_node_of(config.topology) : 0;
+      return schedules_.get(p.algorithm, n, straggler_of(expected), gpus, out.generate_s);
     };
     const auto no_delay_key = [&](Rank straggler) {
       return std::make_tuple(p.algorithm, p.n, p.size, p.topology, p.engine, p.start, straggler);

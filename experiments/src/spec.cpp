@@ -436,6 +436,14 @@ Topology topology_at(const ExperimentSpec& spec, std::size_t index, Rank n, doub
   return topology;
 }
 
+NConstraintContext node_context_at(const ExperimentSpec& spec, std::size_t index, Rank n) {
+  NConstraintContext context;
+  // The node size does not depend on the buffer size, only the link parameters do.
+  const std::uint32_t gpus = gpus_per_node_of(topology_at(spec, index, n, spec.sizes_bytes.front()));
+  if (gpus > 0) context.gpus_per_node = gpus;
+  return context;
+}
+
 ArrivalSpec arrival_for(const ArrivalChoice& choice, Rank n) {
   if (!choice.last_rank_straggler) return choice.model;
   ArrivalSpec spec;

@@ -204,12 +204,17 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
   if (!spec.skip_unsupported) {
     for (std::size_t i = 0; i < spec.algorithms.size(); ++i) {
       const AlgorithmInfo& info = find_algorithm(spec.algorithms[i]);
-      for (std::size_t j = 0; j < spec.n.size(); ++j) {
-        if (const std::string why = info.unsupported_reason(spec.n[j]); !why.empty()) {
-          throw ConfigError(fmt::format("{}algorithm '{}' does not support n = {} ({}); remove it or set "
-                                        "'skip_unsupported: true'",
-                                        where_item(spec, "algorithms", i, spec.algorithms.size()), info.name,
-                                        spec.n[j], why));
+      // Hierarchical rows see each topology's node size; flat rows ignore it.
+      const std::size_t topologies = info.hierarchical ? spec.topologies.size() : 1;
+      for (std::size_t t = 0; t < topologies; ++t) {
+        for (std::size_t j = 0; j < spec.n.size(); ++j) {
+          const NConstraintContext context = info.hierarchical ? node_context_at(spec, t, spec.n[j]) : NConstraintContext{};
+          if (const std::string why = info.unsupported_reason(spec.n[j], context); !why.empty()) {
+            throw ConfigError(fmt::format("{}algorithm '{}' does not support n = {} on topology '{}' ({}); remove it "
+                                          "or set 'skip_unsupported: true'",
+                                          where_item(spec, "algorithms", i, spec.algorithms.size()), info.name,
+                                          spec.n[j], spec.topologies[t].label, why));
+          }
         }
       }
     }

@@ -35,10 +35,18 @@ SweepGrid::SweepGrid(const ExperimentSpec& spec) : spec_(&spec) {
   const auto ring = std::find(spec.algorithms.begin(), spec.algorithms.end(), kBaselineAlgorithm);
   COLLSIM_ASSERT(ring != spec.algorithms.end(), "validate() adds the ring baseline");
   baseline_algorithm_ = static_cast<std::size_t>(ring - spec.algorithms.begin());
-  unsupported_.assign(algorithms_ * ns_, false);
-  for (std::size_t a = 0; a < algorithms_; ++a) {
-    const AlgorithmInfo& info = find_algorithm(spec.algorithms[a]);
-    for (std::size_t i = 0; i < ns_; ++i) unsupported_[a * ns_ + i] = !info.unsupported_reason(spec.n[i]).empty();
+  unsupported_.assign(algorithms_ * topologies_ * ns_, false);
+  // Only hierarchical rows look at the node size: flat studies build no topology here.
+  bool hierarchical = false;
+  for (const auto& name : spec.algorithms) hierarchical = hierarchical || find_algorithm(name).hierarchical;
+  for (std::size_t t = 0; t < topologies_; ++t) {
+    for (std::size_t i = 0; i < ns_; ++i) {
+      const NConstraintContext context = hierarchical ? node_context_at(spec, t, spec.n[i]) : NConstraintContext{};
+      for (std::size_t a = 0; a < algorithms_; ++a) {
+        unsupported_[(a * topologies_ + t) * ns_ + i] =
+            !find_algorithm(spec.algorithms[a]).unsupported_reason(spec.n[i], context).empty();
+      }
+    }
   }
 }
 
@@ -68,7 +76,7 @@ std::size_t SweepGrid::with_algorithm(std::size_t index, std::size_t algorithm) 
 
 bool SweepGrid::skipped(std::size_t index) const {
   const Point p = point(index);
-  return unsupported_[p.algorithm * ns_ + p.n];
+  return unsupported_[(p.algorithm * topologies_ + p.topology) * ns_ + p.n];
 }
 
 std::size_t SweepGrid::num_active_points() const {

@@ -178,6 +178,27 @@ TEST(Cli, HierarchicalNeedsANodeSize) {
   EXPECT_NE(star.err.find("hierarchical"), std::string::npos) << star.err;
 }
 
+// Studies and advise pass each topology's node size: hierarchical algorithms run on clusters and
+// are refused, naming the topology, where there are no nodes.
+TEST(Cli, StudiesRunHierarchicalAlgorithmsOnClusters) {
+  test::TempDir dir;
+  const std::string body = "algorithms: [hierarchical_rhd, hierarchical]\nn: 64\nsizes: [1MiB]\n";
+  std::ofstream(dir.path() / "cluster.yaml") << "name: c\n" << body << "topology: cluster_h100_1024\n";
+  std::ofstream(dir.path() / "star.yaml") << "name: s\n" << body << "topology: nvswitch\n";
+  const auto out = (dir.path() / "out").string();
+  const auto ok = run({"run", (dir.path() / "cluster.yaml").string(), "--out", out, "--quiet", "--no-plot"});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  std::ifstream csv(dir.path() / "out" / "results.csv");
+  const std::string text((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("hierarchical_rhd"), std::string::npos);
+  const auto star = run({"run", (dir.path() / "star.yaml").string(), "--out", out + "2", "--quiet", "--no-plot"});
+  EXPECT_EQ(star.code, 2);
+  EXPECT_NE(star.err.find("topology 'nvswitch'"), std::string::npos) << star.err;
+  const auto advised = run({"advise", "--topology", "cluster_h100_1024", "-n", "64", "--size", "1MiB"});
+  EXPECT_EQ(advised.code, 0) << advised.err;
+  EXPECT_NE(advised.out.find("hierarchical_rhd"), std::string::npos) << advised.out;
+}
+
 // Issue 10 §5.3: simulate refuses link flags a model file or a topology file would override.
 TEST(Cli, SimulateOptionThatCannotApplyNamesBoth) {
   const std::string model = std::string(COLLSIM_SOURCE_DIR) + "/configs/models/h100_nvswitch.yaml";

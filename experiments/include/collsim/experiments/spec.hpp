@@ -49,6 +49,7 @@
 #include "collsim/algorithms/schedule.hpp"
 #include "collsim/models/arrival.hpp"
 #include "collsim/models/link_model.hpp"
+#include "collsim/algorithms/registry.hpp"
 #include "collsim/models/topology.hpp"
 
 namespace collsim {
@@ -145,6 +146,11 @@ LinkModel link_at(const ExperimentSpec& spec, double size_bytes);
 /// model). Throws ConfigError as resolve_topology and apply_model do (a model whose link
 /// classes do not match the topology's).
 Topology topology_at(const ExperimentSpec& spec, std::size_t index, Rank n, double size_bytes);
+
+/// What an algorithm's constraint on n sees at topology axis value `index` and n: the node size
+/// of that topology (a cluster's GPUs per node), so hierarchical algorithms run on clusters.
+/// Throws as topology_at does.
+NConstraintContext node_context_at(const ExperimentSpec& spec, std::size_t index, Rank n);
 
 /// The arrival model of `choice` for n ranks (builds the rank n-1 straggler of the shorthand).
 ArrivalSpec arrival_for(const ArrivalChoice& choice, Rank n);

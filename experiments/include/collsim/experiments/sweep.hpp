@@ -47,7 +47,7 @@ class SweepGrid {
   std::size_t algorithms_ = 1, arrivals_ = 1, sizes_ = 1, starts_ = 1, engines_ = 1, topologies_ = 1, ns_ = 1;
   std::size_t total_ = 0;
   std::size_t baseline_algorithm_ = 0;
-  std::vector<bool> unsupported_;  ///< [algorithm * ns + n]
+  std::vector<bool> unsupported_;  ///< [(algorithm * topologies + topology) * ns + n]
 };
 
 /// Seed of the arrival process of (arrival model, n): every algorithm, size, topology, engine and
