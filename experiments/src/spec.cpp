@@ -218,7 +218,8 @@ void SpecReader::parse(const YAML::Node& root) {
 void SpecReader::parse_algorithms(const YAML::Node& node) {
   if (node.IsScalar() && node.Scalar() == "all") {
     remember(node, "algorithms");
-    // Hierarchical algorithms need a cluster's node size, which studies do not pass on yet.
+    // The flat algorithms: hierarchical ones run only on cluster topologies, so `all` on an
+    // NVSwitch study would otherwise fail; a cluster study names them.
     for (const auto& info : all_algorithms()) {
       if (!info.hierarchical) spec_.algorithms.emplace_back(info.name);
     }
