@@ -132,22 +132,14 @@ void plot_delays(const ArrivalTrace& trace, const LateRule& rule, const std::fil
   const std::filesystem::path csv = dir / (png.stem().string() + "_delays.csv");
   write_file_atomically(csv.string(), delays_csv(trace, rule));
   out << fmt::format("wrote {}\n", csv.string());
-  const std::filesystem::path script =
-      std::filesystem::path(default_configs_dir()).parent_path() / "plots" / "arrivals_cdf.py";
-  if (!std::filesystem::is_regular_file(script)) {
-    out << fmt::format("note: no plot ({} not found)\n", script.string());
-    return;
-  }
-  if (!plot_python_has_module("matplotlib")) {
-    out << fmt::format("note: no plot ({} cannot import matplotlib; install python3-matplotlib)\n", plot_python());
-    return;
-  }
+  const std::optional<std::filesystem::path> script = available_plot_script("arrivals_cdf.py", out);
+  if (!script) return;
   out.flush();
   std::string error;
   const std::vector<std::string> args{csv.string(), "--out", dir.string(), "--stem", png.stem().string()};
-  const int rc = run_plot_script(script.string(), args, error);
+  const int rc = run_plot_script(script->string(), args, error);
   if (rc != 0) {
-    out << fmt::format("note: no plot ({} failed: {})\n", script.filename().string(),
+    out << fmt::format("note: no plot ({} failed: {})\n", script->filename().string(),
                        rc < 0 ? error : fmt::format("exit code {}", rc));
   }
 }

@@ -36,16 +36,8 @@ std::vector<Collective> parse_collectives(const std::string& text, std::string_v
 // code 3, as in `collsim run` (README, "Exit codes"). Returns the exit code.
 int plot_fit(const CalibrationReport& report, std::ostream& out) {
   if (report.csv_path.empty()) return 0;
-  const std::filesystem::path script =
-      std::filesystem::path(default_configs_dir()).parent_path() / "plots" / "calibration_fit.py";
-  if (!std::filesystem::is_regular_file(script)) {
-    out << fmt::format("note: no plot ({} not found)\n", script.string());
-    return 0;
-  }
-  if (!plot_python_has_module("matplotlib")) {
-    out << fmt::format("note: no plot ({} cannot import matplotlib; install python3-matplotlib)\n", plot_python());
-    return 0;
-  }
+  const std::optional<std::filesystem::path> script = available_plot_script("calibration_fit.py", out);
+  if (!script) return 0;
   std::vector<std::string> args{report.csv_path.string()};
   if (!report.model_path.empty()) {
     const auto dir = report.model_path.parent_path();
@@ -56,10 +48,10 @@ int plot_fit(const CalibrationReport& report, std::ostream& out) {
   std::string error;
   PlotOutput output;
   output.error_log = std::filesystem::path(report.csv_path).replace_extension(".plot.log").string();
-  const int rc = run_plot_script_logged(script.string(), args, output, error);
+  const int rc = run_plot_script_logged(script->string(), args, output, error);
   if (rc == 0) return 0;
   std::cerr << fmt::format("collsim: warning: plot script {} failed ({}); the model and {} are complete\n",
-                           script.filename().string(), error, report.csv_path.string());
+                           script->filename().string(), error, report.csv_path.string());
   return kExitPlotFailed;
 }
 

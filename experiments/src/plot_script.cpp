@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "collsim/models/quote.hpp"
+#include "collsim/models/topology.hpp"
 
 extern "C" char** environ;
 
@@ -101,6 +102,19 @@ int run_plot_script_logged(const std::string& script, std::span<const std::strin
   if (!last.empty()) error += fmt::format(": {}", quote_excerpt(last, 160));
   error += fmt::format("; its error output is in {}", output.error_log);
   return rc;
+}
+
+std::optional<std::filesystem::path> available_plot_script(std::string_view name, std::ostream& out) {
+  const std::filesystem::path script = std::filesystem::path(default_configs_dir()).parent_path() / "plots" / name;
+  if (!std::filesystem::is_regular_file(script)) {
+    out << fmt::format("note: no plot ({} not found)\n", script.string());
+    return std::nullopt;
+  }
+  if (!plot_python_has_module("matplotlib")) {
+    out << fmt::format("note: no plot ({} cannot import matplotlib; install python3-matplotlib)\n", plot_python());
+    return std::nullopt;
+  }
+  return script;
 }
 
 bool plot_python_has_module(std::string_view module) {

@@ -1,6 +1,9 @@
 // Running the Python plot scripts of plots/ from the CLI (`collsim run`, `collsim calibrate`).
 #pragma once
 
+#include <filesystem>
+#include <optional>
+#include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +23,11 @@ inline constexpr double kPlotTimeout_s = 300.0;
 /// a missing figure must not lose results.
 int run_plot_script(const std::string& script, std::span<const std::string> args, std::string& error,
                     double timeout_s = kPlotTimeout_s);
+
+/// plots/`name` in the source tree, ready to run; or nullopt after one line `note: no plot (...)`
+/// on `out` when the script is missing or plot_python() cannot import matplotlib. For commands
+/// whose results are complete without the figure (calibrate, arrivals).
+std::optional<std::filesystem::path> available_plot_script(std::string_view name, std::ostream& out);
 
 /// True when plot_python() can import `module` (e.g. "matplotlib"); its error output is
 /// discarded, so a missing module costs the caller one line of explanation, not a traceback.
