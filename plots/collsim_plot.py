@@ -28,13 +28,14 @@ STYLE = {
 }
 
 NUMERIC = {"n", "size_bytes", "delay_s", "trial", "seed", "time_s", "time_after_last_arrival_s",
-           "speedup_vs_ring", "algbw_GBps", "busbw_GBps", "hidden_delay_fraction", "straggler",
+           "speedup_vs_ring", "speedup_vs_baseline", "algbw_GBps", "busbw_GBps", "hidden_delay_fraction", "straggler",
            "straggler_moved", "transfers",
            "num_stragglers", "persistence", "oversubscription", "mean_s", "p50_s", "p99_s",
            # summary.csv and timing.csv
            "point", "trials", "mean_delay_s", "mean_time_s", "p50_time_s", "p99_time_s", "min_time_s",
            "max_time_s", "mean_time_after_last_arrival_s", "p99_time_after_last_arrival_s",
-           "mean_speedup_vs_ring", "speedup_of_mean_vs_ring", "rank_by_mean", "wall_s", "generate_s",
+           "mean_speedup_vs_ring", "speedup_of_mean_vs_ring", "mean_speedup_vs_baseline",
+           "speedup_of_mean_vs_baseline", "rank_by_mean", "wall_s", "generate_s",
            "transfers_per_s", "peak_rss_bytes"}
 
 # Display names (presentation only; algorithms not listed keep their registry name).

@@ -78,7 +78,7 @@ int advise_command(const Args& args, std::ostream& out) {
   if (auto file = parser.get_optional("spec")) {
     spec = load_spec(*file);
     trials_from_spec = true;
-    if (spec.ring_added_as_baseline) spec.algorithms.pop_back();
+    if (spec.baseline_added) spec.algorithms.pop_back();
   } else {
     spec.name = "advise";
     spec.topologies = {{"nvswitch", "nvswitch"}};

@@ -53,6 +53,12 @@ std::string describe_scenario(const SweepGrid& grid, const Point& p, double mean
   return text + (mean_delay_s > 0 ? fmt::format(" delay {}", format_duration(mean_delay_s)) : std::string(" no delay"));
 }
 
+std::string speedup_column_suffix(const ExperimentSpec& spec) {
+  // Ring keeps its historical column names; any other baseline is spelled generically so that
+  // no column claims to be relative to ring when it is not.
+  return spec.baseline == kBaselineAlgorithm ? "ring" : "baseline";
+}
+
 }  // namespace
 
 double percentile(std::span<const double> values, double p) {
@@ -95,9 +101,10 @@ std::vector<std::vector<double>> speedups_vs_ring(const SweepGrid& grid, const S
 std::string results_csv(const SweepGrid& grid, const StudyResult& result) {
   const ExperimentSpec& spec = grid.spec();
   const auto speedups = speedups_vs_ring(grid, result);
-  std::string out =
+  std::string out = fmt::format(
       "algorithm,n,size_bytes,topology,engine,start,delay_s,trial,seed,time_s,time_after_last_arrival_s,"
-      "speedup_vs_ring,arrival,straggler,straggler_moved,algbw_GBps,busbw_GBps,hidden_delay_fraction,transfers\n";
+      "speedup_vs_{},arrival,straggler,straggler_moved,algbw_GBps,busbw_GBps,hidden_delay_fraction,transfers\n",
+      speedup_column_suffix(spec));
   for (std::size_t i = 0; i < result.points.size(); ++i) {
     const PointResult& pr = result.points[i];
     if (!pr.active) continue;
@@ -126,10 +133,12 @@ std::string summary_csv(const SweepGrid& grid, const StudyResult& result) {
   for (std::size_t i = 0; i < result.points.size(); ++i) {
     if (result.points[i].active) mean_time[i] = summarize(times_of(result.points[i])).mean;
   }
-  std::string out =
+  const std::string suffix = speedup_column_suffix(grid.spec());
+  std::string out = fmt::format(
       "point,algorithm,n,size_bytes,topology,engine,start,arrival,trials,mean_delay_s,mean_time_s,p50_time_s,"
       "p99_time_s,min_time_s,max_time_s,mean_time_after_last_arrival_s,p99_time_after_last_arrival_s,"
-      "mean_speedup_vs_ring,speedup_of_mean_vs_ring,rank_by_mean\n";
+      "mean_speedup_vs_{0},speedup_of_mean_vs_{0},rank_by_mean\n",
+      suffix);
   for (std::size_t i = 0; i < result.points.size(); ++i) {
     const PointResult& pr = result.points[i];
     if (!pr.active) continue;
@@ -229,15 +238,22 @@ std::string text_summary(const SweepGrid& grid, const StudyResult& result, std::
     ++shown;
     std::stable_sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) { return x.time.mean < y.time.mean; });
     const std::size_t first = s * grid.num_algorithms();
-    const double ring_mean = summarize(times_of(result.points[grid.baseline(first)])).mean;
+    // The baseline may be skipped at this point (skip_unsupported): then no ratio is printed.
+    const PointResult& base = result.points[grid.baseline(first)];
+    const double base_mean = base.active ? summarize(times_of(base)).mean : kNaN;
+    const auto versus = [&](const Entry& e) {
+      return std::isfinite(base_mean) ? fmt::format("{:.2f}x vs {}", base_mean / e.time.mean, spec.baseline) : std::string();
+    };
     const Entry& best = entries.front();
-    out += fmt::format("  {}: {} {} ({}{:.2f}x vs ring)", describe_scenario(grid, grid.point(first), mean_delay),
+    const std::string p99 = spec.trials > 1 ? fmt::format("p99 {}", format_duration(best.time.p99)) : std::string();
+    const std::string best_versus = versus(best);
+    const std::string detail = p99.empty() || best_versus.empty() ? p99 + best_versus : p99 + ", " + best_versus;
+    out += fmt::format("  {}: {} {}{}", describe_scenario(grid, grid.point(first), mean_delay),
                        spec.algorithms[best.algorithm], format_duration(best.time.mean),
-                       spec.trials > 1 ? fmt::format("p99 {}, ", format_duration(best.time.p99)) : std::string(),
-                       ring_mean / best.time.mean);
+                       detail.empty() ? std::string() : " (" + detail + ")");
     if (entries.size() > 1) {
-      const Entry& second = entries[1];
-      out += fmt::format("; next {} {:.2f}x", spec.algorithms[second.algorithm], ring_mean / second.time.mean);
+      const std::string next_versus = versus(entries[1]);
+      out += fmt::format("; next {}{}", spec.algorithms[entries[1].algorithm], next_versus.empty() ? "" : " " + next_versus);
     }
     out += "\n";
   }

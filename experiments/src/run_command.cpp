@@ -143,7 +143,7 @@ int run_command(const Args& args, std::ostream& out) {
       out << fmt::format("run {}: {} points x {} trial{} on {} process{}{} -> {}\n", spec.name,
                          grid.num_active_points(), spec.trials, spec.trials == 1 ? "" : "s", split->size(),
                          split->size() == 1 ? "" : "es",
-                         spec.ring_added_as_baseline ? " (ring added as the baseline)" : "", dir.string());
+                         spec.baseline_added ? fmt::format(" ({} added as the baseline)", spec.baseline) : "", dir.string());
       out.flush();
     }
   }

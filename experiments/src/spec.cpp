@@ -121,7 +121,7 @@ constexpr std::string_view kTopKeys[] = {"name",   "description", "algorithms", 
                                          "sizes",  "topology",    "link",            "delays",
                                          "arrival", "start",      "engine",          "trials",
                                          "seed",   "pipeline_chunks", "skip_unsupported", "plot",
-                                         "collsim_version"};
+                                         "baseline", "collsim_version"};
 
 // Map entries in file order; unknown or repeated keys are errors.
 YamlEntries entries_of(const SpecReader& reader, const YAML::Node& node, std::string_view path,
@@ -208,6 +208,16 @@ void SpecReader::parse(const YAML::Node& root) {
   }
   if (const YAML::Node* skip = find_entry(entries, "skip_unsupported")) {
     spec_.skip_unsupported = boolean(*skip, "skip_unsupported");
+  }
+  if (const YAML::Node* baseline = find_entry(entries, "baseline")) {
+    remember(*baseline, "baseline");
+    const std::string algorithm = scalar(*baseline, "baseline", "an algorithm name");
+    try {
+      find_algorithm(algorithm);
+    } catch (const ConfigError& e) {
+      fail(*baseline, "baseline", e.what());
+    }
+    spec_.baseline = algorithm;
   }
   if (const YAML::Node* plot = find_entry(entries, "plot")) {
     for (const auto& [node, path] : axis(*plot, "plot", "a plot script path")) spec_.plots.push_back(file_path(node.Scalar()));

@@ -201,6 +201,12 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
                                     spec.plots[i]));
     }
   }
+  // The baseline joins the algorithms before the support check, so a hierarchical baseline
+  // on a flat topology is refused like any listed algorithm.
+  if (std::find(spec.algorithms.begin(), spec.algorithms.end(), spec.baseline) == spec.algorithms.end()) {
+    spec.algorithms.push_back(spec.baseline);
+    spec.baseline_added = true;
+  }
   if (!spec.skip_unsupported) {
     for (std::size_t i = 0; i < spec.algorithms.size(); ++i) {
       const AlgorithmInfo& info = find_algorithm(spec.algorithms[i]);
@@ -212,16 +218,15 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
           if (const std::string why = info.unsupported_reason(spec.n[j], context); !why.empty()) {
             throw ConfigError(fmt::format("{}algorithm '{}' does not support n = {} on topology '{}' ({}); remove it "
                                           "or set 'skip_unsupported: true'",
-                                          where_item(spec, "algorithms", i, spec.algorithms.size()), info.name,
+                                          spec.baseline_added && i + 1 == spec.algorithms.size()
+                                              ? spec.where("baseline")
+                                              : where_item(spec, "algorithms", i, spec.algorithms.size()),
+                                          info.name,
                                           spec.n[j], spec.topologies[t].label, why));
           }
         }
       }
     }
-  }
-  if (std::find(spec.algorithms.begin(), spec.algorithms.end(), kBaselineAlgorithm) == spec.algorithms.end()) {
-    spec.algorithms.emplace_back(kBaselineAlgorithm);
-    spec.ring_added_as_baseline = true;
   }
 }
 
@@ -243,7 +248,8 @@ std::string resolved_yaml(const ExperimentSpec& spec) {
   out << YAML::Key << "seed" << YAML::Value << std::to_string(spec.seed);
   out << YAML::Key << "trials" << YAML::Value << spec.trials;
   out << YAML::Key << "algorithms" << YAML::Value << YAML::Flow << spec.algorithms;
-  if (spec.ring_added_as_baseline) out << YAML::Comment("ring added: it is the baseline of speedup_vs_ring");
+  if (spec.baseline_added) out << YAML::Comment(spec.baseline + " added: it is the baseline of the speedups");
+  out << YAML::Key << "baseline" << YAML::Value << spec.baseline;
   out << YAML::Key << "n" << YAML::Value << YAML::Flow << YAML::BeginSeq;
   for (Rank n : spec.n) out << n;
   out << YAML::EndSeq;

@@ -32,9 +32,9 @@ SweepGrid::SweepGrid(const ExperimentSpec& spec) : spec_(&spec) {
   COLLSIM_ASSERT(algorithms_ > 0 && arrivals_ > 0 && sizes_ > 0 && starts_ > 0 && engines_ > 0 && topologies_ > 0 && ns_ > 0,
                  "SweepGrid needs a validated spec (every axis non-empty)");
   total_ = algorithms_ * arrivals_ * sizes_ * starts_ * engines_ * topologies_ * ns_;
-  const auto ring = std::find(spec.algorithms.begin(), spec.algorithms.end(), kBaselineAlgorithm);
-  COLLSIM_ASSERT(ring != spec.algorithms.end(), "validate() adds the ring baseline");
-  baseline_algorithm_ = static_cast<std::size_t>(ring - spec.algorithms.begin());
+  const auto baseline = std::find(spec.algorithms.begin(), spec.algorithms.end(), spec.baseline);
+  COLLSIM_ASSERT(baseline != spec.algorithms.end(), "validate() adds the baseline");
+  baseline_algorithm_ = static_cast<std::size_t>(baseline - spec.algorithms.begin());
   unsupported_.assign(algorithms_ * topologies_ * ns_, false);
   // Only hierarchical rows look at the node size: flat studies build no topology here.
   bool hierarchical = false;

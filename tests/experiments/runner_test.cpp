@@ -120,6 +120,25 @@ TEST(Runner, ResultsHaveTheDocumentedColumnsAndCommonRandomNumbers) {
   }
 }
 
+TEST(Runner, ANamedBaselineIsTheReferenceOfEverySpeedup) {
+  const ExperimentSpec spec =
+      make_spec("name: t\nalgorithms: [stragglar, ring]\nn: 8\ndelays: [0, 1ms]\nbaseline: recursive_halving_doubling\n");
+  const SweepGrid grid(spec);
+  const StudyResult result = run_study(grid, {});
+  const auto rows = lines_of(results_csv(grid, result));
+  ASSERT_FALSE(rows.empty());
+  EXPECT_NE(rows[0].find(",speedup_vs_baseline,"), std::string::npos) << rows[0];
+  EXPECT_EQ(rows[0].find("speedup_vs_ring"), std::string::npos) << rows[0];
+  EXPECT_NE(lines_of(summary_csv(grid, result))[0].find("mean_speedup_vs_baseline,speedup_of_mean_vs_baseline"),
+            std::string::npos);
+  const auto speedups = speedups_vs_ring(grid, result);
+  for (std::size_t i = 0; i < grid.num_points(); ++i) {
+    EXPECT_EQ(spec.algorithms[grid.point(grid.baseline(i)).algorithm], "recursive_halving_doubling");
+    const double expected = result.points[grid.baseline(i)].trials[0].time_s / result.points[i].trials[0].time_s;
+    EXPECT_DOUBLE_EQ(speedups[i][0], expected);
+  }
+}
+
 TEST(Runner, HiddenDelayFractionOfABarrierBaselineIsZero) {
   const ExperimentSpec spec = make_spec("name: t\nalgorithms: [ring]\nn: 8\ndelays: 1ms\nstart: barrier\n");
   const SweepGrid grid(spec);

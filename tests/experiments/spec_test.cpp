@@ -35,7 +35,7 @@ TEST(Spec, GoodFileHasEveryKey) {
   EXPECT_EQ(spec.name, "good_spec");
   EXPECT_EQ(spec.description, "every key set");
   EXPECT_EQ(spec.algorithms, (std::vector<std::string>{"recursive_halving_doubling", "ring"}));
-  EXPECT_FALSE(spec.ring_added_as_baseline);
+  EXPECT_FALSE(spec.baseline_added);
   EXPECT_EQ(spec.n, (std::vector<Rank>{4, 8}));
   EXPECT_EQ(spec.sizes_bytes, (std::vector<double>{65536, 1048576}));
   ASSERT_EQ(spec.topologies.size(), 2u);
@@ -55,10 +55,28 @@ TEST(Spec, GoodFileHasEveryKey) {
   EXPECT_EQ(spec.lines.at("link.alpha"), 9);
 }
 
+TEST(Spec, BaselineKeyReplacesRing) {
+  const ExperimentSpec spec =
+      parse_and_validate("name: t\nalgorithms: [stragglar]\nn: 8\nbaseline: recursive_halving_doubling\n");
+  EXPECT_EQ(spec.baseline, "recursive_halving_doubling");
+  EXPECT_EQ(spec.algorithms, (std::vector<std::string>{"stragglar", "recursive_halving_doubling"}));
+  EXPECT_TRUE(spec.baseline_added);
+  const ExperimentSpec listed = parse_and_validate("name: t\nalgorithms: [direct, ring]\nn: 8\nbaseline: direct\n");
+  EXPECT_FALSE(listed.baseline_added);
+  EXPECT_EQ(listed.algorithms, (std::vector<std::string>{"direct", "ring"}));
+}
+
+TEST(Spec, BadBaselineNamesKeyValueAndLine) {
+  expect_error("name: t\nalgorithms: [ring]\nn: 8\nbaseline: nope\n", {"baseline", "nope", "line 4"});
+  expect_error("name: t\nalgorithms: [ring]\nn: 8\nbaseline: [ring]\n", {"baseline", "line 4"});
+  // A hierarchical baseline on a flat topology is refused like a listed algorithm, at its key.
+  expect_error("name: t\nalgorithms: [ring]\nn: 8\nbaseline: hierarchical\n", {"baseline", "line 4", "hierarchical"});
+}
+
 TEST(Spec, DefaultsAreFilledAndRingAdded) {
   const ExperimentSpec spec = parse_and_validate("name: t\nalgorithms: recursive_halving_doubling\nn: 8\n");
   EXPECT_EQ(spec.algorithms, (std::vector<std::string>{"recursive_halving_doubling", "ring"}));
-  EXPECT_TRUE(spec.ring_added_as_baseline);
+  EXPECT_TRUE(spec.baseline_added);
   EXPECT_EQ(spec.sizes_bytes, (std::vector<double>{1073741824.0}));
   EXPECT_EQ(spec.topologies.at(0).spec, "nvswitch");
   EXPECT_EQ(spec.engines, (std::vector<std::string>{"replay"}));
