@@ -25,6 +25,8 @@ STYLE = {
     "double_binary_tree": ("#e377c2", "P"),
     "direct": ("#7f7f7f", "X"),
     "straggler_tree": ("#bcbd22", "*"),
+    "hierarchical": ("#17becf", "h"),
+    "hierarchical_rhd": ("#ff7f0e", "p"),
 }
 
 NUMERIC = {"n", "size_bytes", "delay_s", "trial", "seed", "time_s", "time_after_last_arrival_s",
@@ -49,6 +51,8 @@ LABEL = {
     "double_binary_tree": "Double binary tree",
     "direct": "Direct (broadcast)",
     "straggler_tree": "Straggler tree",
+    "hierarchical": "Hierarchical (ring per rail)",
+    "hierarchical_rhd": "Hierarchical (RHD per rail)",
 }
 
 

@@ -211,8 +211,8 @@ void remove_stale_temporaries(const std::filesystem::path& dir) {
 
 std::string text_summary(const SweepGrid& grid, const StudyResult& result, std::size_t max_scenarios) {
   const ExperimentSpec& spec = grid.spec();
-  std::string out = fmt::format("Best algorithm per point ({} trial{} each, mean time; speedup = ring time / time):\n",
-                                spec.trials, spec.trials == 1 ? "" : "s");
+  std::string out = fmt::format("Best algorithm per point ({} trial{} each, mean time; speedup = {} time / time):\n",
+                                spec.trials, spec.trials == 1 ? "" : "s", spec.baseline);
   std::size_t shown = 0;
   for (std::size_t s = 0; s < grid.num_scenarios(); ++s) {
     struct Entry {
