@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iostream>
 #include <optional>
 #include <ostream>
 #include <stdexcept>
@@ -126,22 +127,25 @@ std::string delays_csv(const ArrivalTrace& trace, const LateRule& rule) {
 }
 
 // OUT.png -> OUT_delays.csv, then plots/arrivals_cdf.py writes OUT.png and OUT.svg. The summary is
-// complete without the figure, so a missing interpreter or matplotlib costs one line.
-void plot_delays(const ArrivalTrace& trace, const LateRule& rule, const std::filesystem::path& png, std::ostream& out) {
+// complete without the figure, so a missing interpreter or matplotlib costs one line; a script
+// that fails is a warning and exit code 3, as in `run` and `calibrate` (README, "Exit codes").
+// Returns the exit code.
+int plot_delays(const ArrivalTrace& trace, const LateRule& rule, const std::filesystem::path& png, std::ostream& out) {
   const std::filesystem::path dir = png.parent_path().empty() ? std::filesystem::path(".") : png.parent_path();
   const std::filesystem::path csv = dir / (png.stem().string() + "_delays.csv");
   write_file_atomically(csv.string(), delays_csv(trace, rule));
   out << fmt::format("wrote {}\n", csv.string());
   const std::optional<std::filesystem::path> script = available_plot_script("arrivals_cdf.py", out);
-  if (!script) return;
+  if (!script) return 0;
   out.flush();
   std::string error;
+  PlotOutput output;
+  output.error_log = (dir / (png.stem().string() + ".plot.log")).string();
   const std::vector<std::string> args{csv.string(), "--out", dir.string(), "--stem", png.stem().string()};
-  const int rc = run_plot_script(script->string(), args, error);
-  if (rc != 0) {
-    out << fmt::format("note: no plot ({} failed: {})\n", script->filename().string(),
-                       rc < 0 ? error : fmt::format("exit code {}", rc));
-  }
+  if (run_plot_script_logged(script->string(), args, output, error) == 0) return 0;
+  std::cerr << fmt::format("collsim: warning: plot script {} failed ({}); the summary and {} are complete\n",
+                           script->filename().string(), error, csv.string());
+  return kExitPlotFailed;
 }
 
 }  // namespace
@@ -186,7 +190,7 @@ int arrivals_command(const Args& args, std::ostream& out) {
   const ArrivalTraceSummary summary = summarize_arrival_trace(trace, rule);
   out << (parser.flag_set("json") ? summary_json(trace, summary) : summary_text(trace, summary));
   if (auto path = parser.get_optional("fit")) write_fit(trace, rule, *path, out);
-  if (auto path = parser.get_optional("plot")) plot_delays(trace, rule, *path, out);
+  if (auto path = parser.get_optional("plot")) return plot_delays(trace, rule, *path, out);
   return 0;
 }
 

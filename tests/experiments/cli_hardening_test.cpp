@@ -228,6 +228,26 @@ TEST(CliHardening, CalibrateExits3WhenItsPlotFails) {
   EXPECT_EQ(child_stderr.find("Traceback"), std::string::npos) << child_stderr;
 }
 
+TEST(CliHardening, ArrivalsExits3WhenItsPlotFails) {
+  if (!has_python_with_matplotlib()) GTEST_SKIP() << "needs /usr/bin/python3 with matplotlib";
+  ScratchDir dir("arrplot");
+  fs::create_directories(dir.path() / "fake" / "matplotlib");
+  dir.write("fake/matplotlib/__init__.py", "");
+  const char* old = std::getenv("PYTHONPATH");
+  const std::string saved = old ? old : "";
+  ::setenv("PYTHONPATH", (dir.path() / "fake").c_str(), 1);
+  CerrCapture cerr;
+  testing::internal::CaptureStderr();
+  const auto r = run({"arrivals", COLLSIM_TEST_DATA_DIR "/arrivals/small.csv", "--plot", (dir.path() / "cdf.png").string()});
+  const std::string child_stderr = testing::internal::GetCapturedStderr();
+  if (old) ::setenv("PYTHONPATH", saved.c_str(), 1); else ::unsetenv("PYTHONPATH");
+  EXPECT_EQ(r.code, 3) << r.err << r.out;
+  EXPECT_TRUE(fs::exists(dir.path() / "cdf_delays.csv"));
+  EXPECT_TRUE(fs::exists(dir.path() / "cdf.plot.log"));
+  EXPECT_NE(cerr.text().find("collsim: warning: plot script arrivals_cdf.py failed"), std::string::npos) << cerr.text();
+  EXPECT_EQ(child_stderr.find("Traceback"), std::string::npos) << child_stderr;
+}
+
 TEST(CliHardening, QuietSuppressesPlotOutput) {
   ScratchDir dir("plotquiet");
   dir.write("chatty_plot.py", "print('CHATTY PLOT OUTPUT')\n");
