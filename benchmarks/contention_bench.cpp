@@ -27,7 +27,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: collsim_bench_contention [--min-n N] [--max-n N] [--algorithms A,B,...] [--delay-ms D] [--per-flow]\n"
-    "  replay on cluster_h100_1024_2to1 vs cluster_h100_1024 (resized to n), 1 GiB, rank n-1 late\n"
+    "  replay on cluster_h100_1024_2to1 vs cluster_h100_1024 (their layout at n GPUs), 1 GiB, rank n-1 late\n"
     "  defaults: --min-n 256 --max-n 1024 --algorithms stragglar,ring,recursive_halving_doubling --delay-ms 30\n"
     "  --per-flow: the per-flow reference max-min solver instead of the bundled one\n";
 
@@ -103,6 +103,14 @@ bool parse(int argc, char** argv, Options& o) {
   return true;
 }
 
+// The shipped cluster's layout (16 nodes of 8 GPUs per leaf) at any n, past its own 1,024 GPUs
+// too, so that every n compares the same fabric.
+collsim::Topology resized(const char* name, collsim::Rank n) {
+  const collsim::Topology shipped = collsim::load_topology(name);
+  if (n <= shipped.n) return collsim::load_topology(name, n);
+  return collsim::make_cluster(n, shipped.cluster, shipped.link.gamma_s_per_byte, shipped.name);
+}
+
 struct Run {
   double cpu_s = 0;
   double wall_s = 0;
@@ -155,10 +163,8 @@ int main(int argc, char** argv) {
         collsim::AlgorithmOptions ao;
         ao.n = n;
         const collsim::Schedule schedule = collsim::generate_schedule(algorithm, ao);
-        const Run flat =
-            run_once(schedule, collsim::load_topology("cluster_h100_1024", n), options.delay_s, options.per_flow);
-        const Run over =
-            run_once(schedule, collsim::load_topology("cluster_h100_1024_2to1", n), options.delay_s, options.per_flow);
+        const Run flat = run_once(schedule, resized("cluster_h100_1024", n), options.delay_s, options.per_flow);
+        const Run over = run_once(schedule, resized("cluster_h100_1024_2to1", n), options.delay_s, options.per_flow);
         const auto& st = over.stats;
         const double per_reshare = st.reshares > 0 ? static_cast<double>(st.flows_reshared) / st.reshares : 0.0;
         const double bundles_per_reshare =

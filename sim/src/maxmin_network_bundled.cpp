@@ -379,17 +379,40 @@ void BundledMaxMinNetwork::reshare(double now) {
       unfixed_[l] -= b.count;
     }
   };
+  // Links by share in a lazy min-heap: fixing bundles at the lowest level only raises the
+  // other links' shares (they give up less than their share per unit of weight), so an entry
+  // whose share went stale is re-queued at its new share when it reaches the top. That finds each
+  // level in O(log links) instead of a scan of every link of the component.
+  const auto by_share = [](const std::pair<double, std::uint32_t>& a, const std::pair<double, std::uint32_t>& b) {
+    return a.first > b.first || (a.first == b.first && a.second > b.second);
+  };
+  link_heap_.clear();
+  for (std::uint32_t l : comp_links_) {
+    if (unfixed_[l] != 0) link_heap_.emplace_back(cap_[l] / usage_[l], l);
+  }
+  std::make_heap(link_heap_.begin(), link_heap_.end(), by_share);
   std::size_t next_cap = 0;
   while (left > 0) {
     std::uint32_t best = kNone;
     double best_share = kInf;
-    for (std::uint32_t l : comp_links_) {
-      if (unfixed_[l] == 0) continue;
-      const double share = cap_[l] / usage_[l];
-      if (share < best_share) {
-        best_share = share;
-        best = l;
+    while (!link_heap_.empty()) {
+      const auto [queued, l] = link_heap_.front();
+      std::pop_heap(link_heap_.begin(), link_heap_.end(), by_share);
+      if (unfixed_[l] == 0) {
+        link_heap_.pop_back();
+        continue;
       }
+      const double share = cap_[l] / usage_[l];
+      if (share != queued) {
+        link_heap_.back() = {share, l};
+        std::push_heap(link_heap_.begin(), link_heap_.end(), by_share);
+        continue;
+      }
+      // Stays queued: its bundles may all be fixed by caps first, or it is the level now.
+      std::push_heap(link_heap_.begin(), link_heap_.end(), by_share);
+      best = l;
+      best_share = share;
+      break;
     }
     bool capped = false;
     for (; next_cap < caps_.size() && caps_[next_cap].first <= best_share; ++next_cap) {

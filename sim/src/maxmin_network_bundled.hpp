@@ -127,6 +127,7 @@ class BundledMaxMinNetwork {
   std::vector<std::uint32_t> flipped_;  // dirty links whose binding status changed
   std::vector<std::pair<double, std::uint32_t>> caps_;
   std::vector<std::uint32_t> comp_links_;
+  std::vector<std::pair<double, std::uint32_t>> link_heap_;  // (share, link)
   std::vector<std::uint32_t> comp_bundles_;
   std::vector<std::uint32_t> stack_;
   DueHeap due_;  // bundles with members, by their first member's completion date
