@@ -51,6 +51,7 @@ void BundledMaxMinNetwork::add(double now_s, double bytes, double bottleneck_Bps
   if (free_slots_.empty()) {
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
+    owner_.emplace_back();
   } else {
     slot = free_slots_.back();
     free_slots_.pop_back();
@@ -61,17 +62,18 @@ void BundledMaxMinNetwork::add(double now_s, double bytes, double bottleneck_Bps
   f.bytes_left = bytes;
   f.bottleneck_Bps = bottleneck_Bps;
   f.penalty = penalty;
-  f.bundle = kNone;
+  owner_[slot].bundle = kNone;
   f.num_links = static_cast<std::uint32_t>(links.size());
   std::copy(links.begin(), links.end(), f.link.begin());
   if (f.num_links == 0) {
     // Nothing can ever share with it: its own bundle, at its cap from now on.
     join(slot, bytes, now_s);
-    Bundle& b = bundles_[f.bundle];
+    const std::uint32_t id = owner_[slot].bundle;
+    Bundle& b = bundles_[id];
     b.rate = bottleneck_Bps;
     b.touched = false;
     touched_.pop_back();
-    redate(f.bundle);
+    redate(id);
     return;
   }
   for (std::uint32_t i = 0; i < f.num_links; ++i) {
@@ -108,7 +110,7 @@ std::uint64_t BundledMaxMinNetwork::take_due() {
   }
   mark_dirty(f.link.data(), f.num_links);
   f.num_links = 0;
-  f.bundle = kNone;
+  owner_[slot].bundle = kNone;
   free_slots_.push_back(slot);
   // The others keep their rate until the next reshare: date the next member now, since more
   // completions at this date may be taken before that reshare.
@@ -198,10 +200,11 @@ void BundledMaxMinNetwork::join(std::uint32_t slot, double bytes_left, double no
     advance(b, now);
   }
   Flow& f = slots_[slot];
-  f.bundle = id;
+  Owner& o = owner_[slot];
+  o.bundle = id;
+  ++o.generation;
   f.mark = b.clock + bytes_left;
-  ++f.generation;
-  b.heap.push_back(Entry{f.mark, slot, f.generation});
+  b.heap.push_back(Entry{f.mark, slot, o.generation});
   std::push_heap(b.heap.begin(), b.heap.end(), [](const Entry& x, const Entry& y) { return later(x, y); });
   ++b.count;
   if (!b.touched) {
@@ -212,9 +215,8 @@ void BundledMaxMinNetwork::join(std::uint32_t slot, double bytes_left, double no
 
 // Takes a flow out of its bundle; its heap entry goes stale (skipped by top()).
 void BundledMaxMinNetwork::leave(std::uint32_t slot) {
-  Flow& f = slots_[slot];
-  const std::uint32_t id = f.bundle;
-  f.bundle = kNone;
+  const std::uint32_t id = owner_[slot].bundle;
+  owner_[slot].bundle = kNone;
   Bundle& b = bundles_[id];
   if (!b.touched) {
     b.touched = true;
@@ -252,8 +254,8 @@ const BundledMaxMinNetwork::Entry* BundledMaxMinNetwork::top(std::uint32_t id) {
   Bundle& b = bundles_[id];
   while (!b.heap.empty()) {
     const Entry& e = b.heap.front();
-    const Flow& f = slots_[e.slot];
-    if (f.bundle == id && f.generation == e.generation) return &e;
+    const Owner& o = owner_[e.slot];
+    if (o.bundle == id && o.generation == e.generation) return &e;
     std::pop_heap(b.heap.begin(), b.heap.end(), [](const Entry& x, const Entry& y) { return later(x, y); });
     b.heap.pop_back();
   }
@@ -298,9 +300,9 @@ void BundledMaxMinNetwork::reshare(double now) {
   for (std::uint32_t l : flipped_) {
     for (std::uint32_t slot : link_flows_[l]) {
       Flow& f = slots_[slot];
-      if (f.bundle == kNone || f.rekeyed == epoch_) continue;  // just started, or moved already
+      if (owner_[slot].bundle == kNone || f.rekeyed == epoch_) continue;  // just started, or moved already
       f.rekeyed = epoch_;
-      Bundle& b = bundles_[f.bundle];
+      Bundle& b = bundles_[owner_[slot].bundle];
       advance(b, now);
       const double left = std::max(0.0, f.mark - b.clock);
       leave(slot);

@@ -51,8 +51,6 @@ class BundledMaxMinNetwork {
     double mark = 0;        // done when its bundle's clock reaches this
     double bottleneck_Bps = 0;
     double penalty = 1;
-    std::uint32_t bundle = kNone;
-    std::uint32_t generation = 0;  // bumped at every join: older heap entries are stale
     std::uint32_t rekeyed = 0;     // reshare epoch in which the flow last changed bundle
     std::uint32_t num_links = 0;
     std::array<std::uint32_t, kMaxRoute> link{};
@@ -73,23 +71,31 @@ class BundledMaxMinNetwork {
     std::size_t operator()(const Key& k) const;
   };
 
+  // Which bundle a flow is in, apart from Flow: top() checks it for every heap entry it meets,
+  // and a small dense array stays in cache where the flows do not.
+  struct Owner {
+    std::uint32_t bundle = kNone;
+    std::uint32_t generation = 0;  // bumped at every join: older heap entries are stale
+  };
+
   struct Entry {
     double mark;
     std::uint32_t slot;
     std::uint32_t generation;
   };
 
-  struct Bundle {
+  // What the solve reads (key, seen, count, then the rates) comes first: two cache lines.
+  struct alignas(64) Bundle {
     Key key;
-    bool shared = false;  // in bundle_of_ (a bundle without binding links is private to its flow)
+    std::uint32_t seen = 0;
     std::uint32_t count = 0;
-    double clock = 0;     // bytes each member moved since the bundle was made, as of last_s
-    double last_s = 0;
     double rate = 0;
     double old_rate = 0;
-    bool touched = false;  // members joined or left since the last reshare
     bool fixed = false;
-    std::uint32_t seen = 0;
+    bool touched = false;  // members joined or left since the last reshare
+    bool shared = false;   // in bundle_of_ (a bundle without binding links is private to its flow)
+    double clock = 0;      // bytes each member moved since the bundle was made, as of last_s
+    double last_s = 0;
     std::array<std::uint32_t, kMaxRoute> pos{};  // index in link_bundles_[key.link[i]]
     std::vector<Entry> heap;  // members by finish mark (min-heap, stale entries skipped)
   };
@@ -107,6 +113,7 @@ class BundledMaxMinNetwork {
   const LinkTable& L_;
   bool prune_links_;
   std::vector<Flow> slots_;
+  std::vector<Owner> owner_;  // per slot
   std::vector<std::uint32_t> free_slots_;
   std::vector<Bundle> bundles_;
   std::vector<std::uint32_t> free_bundles_;
