@@ -28,6 +28,14 @@ std::string hierarchical_constraint(Rank n, const NConstraintContext& context) {
   return hierarchical_unsupported(n, context.gpus_per_node.value_or(0));
 }
 
+std::string stragglar_cluster_constraint(Rank n, const NConstraintContext& context) {
+  return stragglar_cluster_unsupported(n, context.gpus_per_node.value_or(0));
+}
+
+// Chunks per slice of stragglar_cluster (one per tree and pipeline step): 64 steps keep the
+// rounds' latency (about 80 rounds at 128 nodes) near a third of the NIC time at 1 GiB.
+constexpr std::uint32_t kStragglarClusterSliceChunks = 128;
+
 constexpr std::string_view kStragglarPaper =
     "Devraj, Ding, Vijaya Kumar, Kleinberg, Singh: Accelerating AllReduce with a Persistent Straggler "
     "(arXiv 2505.23523, 2025)";
@@ -137,6 +145,18 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .hierarchical = true,
        .n_constraint = &hierarchical_constraint,
        .generate = &generate_hierarchical_rhd},
+      {.name = "stragglar_cluster",
+       .summary = "while one GPU is late the others reduce everything else (nodes, then two trees per rail); then a "
+                  "pipelined two-tree broadcast per rail from its node, spread over NVLink as it lands",
+       .reference = "collsim's own (docs/stragglar_cluster.md), after Devraj et al. (arXiv 2505.23523) and the two "
+                    "trees of Sanders, Speck, Traeff (Parallel Computing 2009)",
+       .supported_n = "n = nodes x GPUs per node of a cluster topology",
+       .role = AlgorithmRole::Studied,
+       .straggler_aware = true,
+       .hierarchical = true,
+       .default_pipeline_chunks = kStragglarClusterSliceChunks,
+       .n_constraint = &stragglar_cluster_constraint,
+       .generate = &generate_stragglar_cluster},
   };
   return kAlgorithms;
 }
