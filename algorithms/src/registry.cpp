@@ -32,9 +32,11 @@ std::string stragglar_cluster_constraint(Rank n, const NConstraintContext& conte
   return stragglar_cluster_unsupported(n, context.gpus_per_node.value_or(0));
 }
 
-// Chunks per slice of stragglar_cluster (one per tree and pipeline step): 64 steps keep the
-// rounds' latency (about 80 rounds at 128 nodes) near a third of the NIC time at 1 GiB.
-constexpr std::uint32_t kStragglarClusterSliceChunks = 128;
+// Chunks per slice of stragglar_cluster (one per tree and pipeline step). Schedules do not know
+// the buffer size, so this is a compromise (docs/stragglar_cluster.md): at 1 GiB on 128 H100
+// nodes 32 steps are within 2% of the best depth after the arrival; deeper pipelines cost one
+// network latency per step, which small buffers feel.
+constexpr std::uint32_t kStragglarClusterSliceChunks = 64;
 
 constexpr std::string_view kStragglarPaper =
     "Devraj, Ding, Vijaya Kumar, Kleinberg, Singh: Accelerating AllReduce with a Persistent Straggler "
