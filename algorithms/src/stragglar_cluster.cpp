@@ -16,8 +16,9 @@
 //   late node:   peers ring-RS slices 0..G-2,        keepers -> straggler: step r of slice G-1
 //                gather slice G-1 (chunk c at a      top of rail l: step r final -> both tree
 //                "keeper" peer, c mod (G-1))         roots and every GPU of its node
-//   rails: pipelined reduce up trees A and B         tree node: final step -> its children and
-//          into the top (rail G-1: the keepers)      every GPU of its node, one round later
+//   rails: pipelined reduce up trees A and B         tree node: final step -> its children one
+//          into the top (rail G-1: the keepers)      round later; every G-1 steps, the block to
+//                                                    the other GPUs of its node, one per round
 //
 // Rail G-1's top is the straggler itself; it hands each final chunk of slice G-1 to its keeper,
 // which forwards it to the other peers (so the straggler sends S, not 2 S, over NVLink). With
@@ -163,10 +164,19 @@ Schedule generate_stragglar_cluster(const AlgorithmOptions& options) {
       depth[t][node_at(t, p)] = depth_of(p);
     }
   }
+  // Tree edges are used in periods of two rounds, in the slot given by the edge's colour (as in
+  // NCCL's double binary tree): the edge from ready node v to its parent in tree t has colour
+  // (v + 1 + t) mod 2. Siblings are consecutive nodes, so they differ, and so do a node's two
+  // parent edges: every NIC sends and receives at most one tree message per round. That keeps
+  // each round at one chunk per NIC and keeps the engines' bandwidth sharing local (NICs taking
+  // two flows at once chained every node of a rail into one sharing problem).
+  auto colour = [](int t, std::uint32_t v) { return (v + 1 + static_cast<std::uint32_t>(t)) % 2; };
+  auto root_of = [&](int t) { return node_at(t, 0); };
 
   // Phase 2: on every rail, pipelined reduce up both trees into the rail's top, a peer. Rail
   // G-1's top is the straggler: its roots hand chunk c to keeper(c) instead, spreading that
   // extra NIC load over the peers, so that every peer holds what it adds before the arrival.
+  // A node of height h reports step j in period j + h, after its children (height <= h-1).
   {
     RoundBuffer up;
     for (std::uint32_t l = 0; l < g; ++l) {
@@ -175,14 +185,10 @@ Schedule generate_stragglar_cluster(const AlgorithmOptions& options) {
           const std::uint32_t node = node_at(t, p);
           const bool root = p == 0;
           if (root && l == g - 1 && peers == 0) continue;
-          // A node sends step j in round j + 2 height (+1 for a right child, at even positions):
-          // a parent hears from both children before it reports, and never from both in one
-          // round about the same chunk (two reductions into one chunk may not share a round).
-          const std::uint32_t lag = 2 * height[t][node] + (!root && p % 2 == 0 ? 1u : 0u);
           for (std::uint32_t j = 0; j < steps; ++j) {
             const std::uint32_t c = 2 * j + static_cast<std::uint32_t>(t);
             const Rank dst = !root ? rank(node_at(t, (p - 1) / 2), l) : l == g - 1 ? keeper(c) : late_base + l;
-            up.add(j + lag, rank(node, l), dst, chunk(l, c), 1, Op::Reduce);
+            up.add(2 * (j + height[t][node]) + colour(t, node), rank(node, l), dst, chunk(l, c), 1, Op::Reduce);
           }
         }
       }
@@ -190,62 +196,80 @@ Schedule generate_stragglar_cluster(const AlgorithmOptions& options) {
     up.emit(s.add_phase("inter_reduce"));
   }
 
-  // Phase 3, after the arrival. The top of rail l holds step j final after round j + lag - 1;
-  // a ready node at depth d of tree t receives it in round j + lag + d and passes it on (down its
-  // tree and to its node) in the next round.
+  // Phase 3, after the arrival. Chunk c = 2j + t of every slice is final at its top after round
+  // c (the straggler adds its part over NVLink one chunk per round); the tops send step j down
+  // in period j + 1, and a ready node at depth d of tree t receives it in period j + 1 + d.
   {
     RoundBuffer done;
-    for (std::uint32_t j = 0; j < steps; ++j) {
-      for (std::uint32_t l = 0; l < peers; ++l) {
-        done.add(j, straggler, late_base + l, chunk(l, 2 * j), 2, Op::Reduce);
-      }
-      for (std::uint32_t c = 2 * j; c < 2 * j + 2; ++c) {
-        if (peers > 0) {
-          done.add(j, keeper(c), straggler, chunk(g - 1, c), 1, Op::Reduce);
-        } else {
-          // One GPU per node: nobody ready shares the straggler's node, so the tree roots hand
-          // their sums over after the arrival, and rail 0 runs one round behind.
-          done.add(j + 1, rank(node_at(static_cast<int>(c - 2 * j), 0), 0), straggler, chunk(0, c), 1, Op::Reduce);
+    for (std::uint32_t c = 0; c < slice_chunks; ++c) {
+      for (std::uint32_t l = 0; l < peers; ++l) done.add(c, straggler, late_base + l, chunk(l, c), 1, Op::Reduce);
+      if (peers > 0) done.add(c, keeper(c), straggler, chunk(g - 1, c), 1, Op::Reduce);
+    }
+    if (peers == 0) {
+      // One GPU per node: nobody ready shares the straggler's node, so the tree roots hand their
+      // sums to it after the arrival.
+      for (std::uint32_t j = 0; j < steps; ++j) {
+        for (int t = 0; t < 2; ++t) {
+          done.add(2 * j + colour(t, root_of(t)), rank(root_of(t), 0), straggler, chunk(0, 2 * j + t), 1, Op::Reduce);
         }
       }
     }
-    for (std::uint32_t l = 0; l < g; ++l) {
-      const Rank top = late_base + l;
-      const std::uint32_t lag = peers == 0 ? 2 : 1;
-      for (std::uint32_t j = 0; j < steps; ++j) {
-        const std::size_t final_round = j + lag - 1;
-        for (int t = 0; t < 2; ++t) done.add(final_round + 1, top, rank(node_at(t, 0), l), chunk(l, 2 * j + t), 1, Op::Copy);
-        // The top's node: a peer top sends the step to every other GPU. The straggler (rail G-1)
-        // hands each chunk of the step to one peer, which forwards it: the straggler then sends
-        // S over NVLink, not 2 S, and no peer forwards more than one chunk per round on top of
-        // its own step (a peer sending a whole extra step would set the pace of every round).
-        if (l < peers) {
-          for (std::uint32_t k = 0; k < g; ++k) {
-            if (k != l) done.add(final_round + 1, top, late_base + k, chunk(l, 2 * j), 2, Op::Copy);
-          }
-        } else if (peers > 0) {
-          for (std::uint32_t c = 2 * j; c < 2 * j + 2; ++c) {
-            const Rank helper = keeper(c);
-            done.add(final_round + 1, top, helper, chunk(l, c), 1, Op::Copy);
-            for (std::uint32_t k = 0; k < peers; ++k) {
-              if (late_base + k != helper) done.add(final_round + 2, helper, late_base + k, chunk(l, c), 1, Op::Copy);
-            }
-          }
+    // The late node: a peer top sends each final chunk of its slice to every other GPU of the
+    // node. The straggler hands each final chunk of slice G-1 to its keeper, which passes it on
+    // to one other peer per round, so that the straggler sends S over NVLink (not 2 S) and no
+    // GPU carries more than about one chunk per peer and round.
+    for (std::uint32_t c = 0; c < slice_chunks; ++c) {
+      for (std::uint32_t l = 0; l < peers; ++l) {
+        for (std::uint32_t k = 0; k < g; ++k) {
+          if (k != l) done.add(c + 2, late_base + l, late_base + k, chunk(l, c), 1, Op::Copy);
         }
+      }
+      if (peers > 0) {
+        done.add(c + 2, straggler, keeper(c), chunk(g - 1, c), 1, Op::Copy);
+        // In round c+2+i the keeper sends to peer (c - i) mod (G-1): for an odd number of peers
+        // the keepers at work in one round then all reach different peers.
+        for (std::uint32_t i = 1; i < peers; ++i) {
+          const Rank to = late_base + (c % peers + peers - i) % peers;
+          done.add(c + 2 + i, keeper(c), to, chunk(g - 1, c), 1, Op::Copy);
+        }
+      }
+    }
+    // The rails: the top, then every ready node, sends step j on to its children in the tree.
+    for (std::uint32_t l = 0; l < g; ++l) {
+      for (std::uint32_t j = 0; j < steps; ++j) {
         for (int t = 0; t < 2; ++t) {
+          const std::uint32_t c = chunk(l, 2 * j + static_cast<std::uint32_t>(t));
+          const std::uint32_t r0 = root_of(t);
+          done.add(2 * (j + 1) + colour(t, r0), late_base + l, rank(r0, l), c, 1, Op::Copy);
           for (std::uint32_t p = 0; p < ready; ++p) {
             const std::uint32_t node = node_at(t, p);
-            const std::size_t got = j + lag + depth[t][node];
-            const Rank self = rank(node, l);
-            const std::uint32_t c = chunk(l, 2 * j + t);
             for (const std::uint32_t q : {2 * p + 1, 2 * p + 2}) {
-              if (q < ready) done.add(got + 1, self, rank(node_at(t, q), l), c, 1, Op::Copy);
-            }
-            for (std::uint32_t k = 0; k < g; ++k) {
-              if (k != l) done.add(got + 1, self, rank(node, k), c, 1, Op::Copy);
+              if (q >= ready) continue;
+              const std::uint32_t child = node_at(t, q);
+              done.add(2 * (j + 2 + depth[t][node]) + colour(t, child), rank(node, l), rank(child, l), c, 1, Op::Copy);
             }
           }
         }
+      }
+    }
+    // A ready node's GPUs pass their slices to each other in blocks of G-1 steps: half a block
+    // per round, to one GPU at a time in rotation (GPU l to l+1+i), so every NVLink carries one
+    // flow at a time and a round's NVLink share (G-1 chunks) takes less than its NIC chunk.
+    for (std::uint32_t node = 0; node < ready && peers > 0; ++node) {
+      const std::size_t settle = 1 + std::max(depth[0][node], depth[1][node]);
+      std::size_t next_free = 0;
+      for (std::uint32_t first = 0; first < steps; first += peers) {
+        const std::uint32_t len = std::min(peers, steps - first);
+        const std::size_t start = std::max(2 * (first + len + settle), next_free);
+        for (std::uint32_t i = 0; i < peers; ++i) {
+          for (std::uint32_t half = 0; half < 2; ++half) {
+            for (std::uint32_t l = 0; l < g; ++l) {
+              done.add(start + 2 * i + half, rank(node, l), rank(node, (l + 1 + i) % g),
+                       chunk(l, 2 * first + half * len), len, Op::Copy);
+            }
+          }
+        }
+        next_free = start + 2 * peers;
       }
     }
     done.emit(s.add_phase("completion"));
