@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <vector>
 
 #include "collsim/algorithms/generators.hpp"
@@ -86,6 +87,16 @@ std::uint32_t ports_used(const Schedule& s) {
 
 std::string stragglar_cluster_unsupported(Rank n, std::uint32_t gpus_per_node) {
   return hierarchical_unsupported(n, gpus_per_node);
+}
+
+std::uint32_t stragglar_cluster_depth(const AlgorithmOptions& options) {
+  const std::uint32_t g = std::max<std::uint32_t>(options.gpus_per_node, 1);
+  const std::uint32_t nodes = std::max<std::uint32_t>(options.n / g, 2);
+  const double depth = std::bit_width(nodes - 1);
+  const double slice_time_s = options.size_bytes / (g * options.network_bandwidth_Bps);
+  const double steps = std::sqrt((depth + 2) * slice_time_s / (2 * options.network_latency_s));
+  // 64 steps bound the transfer count; beyond that, a step's latency outweighs its gain anyway.
+  return 2 * static_cast<std::uint32_t>(std::clamp(std::round(steps), 1.0, 64.0));
 }
 
 Schedule generate_stragglar_cluster(const AlgorithmOptions& options) {

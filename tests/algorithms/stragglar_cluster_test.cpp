@@ -102,6 +102,29 @@ TEST(StragglarCluster, RejectsBadNodeSizesAndDepths) {
   }
 }
 
+// The depth follows the buffer: one step for a small buffer (latency-bound), deep pipelines for
+// large ones, capped; the sizing is used only when the options give no depth.
+TEST(StragglarCluster, PipelineDepthFollowsTheBufferSize) {
+  AlgorithmOptions options{1024, {}, 0, 8};
+  const Schedule unsized = generate_schedule("stragglar_cluster", options);
+  EXPECT_EQ(unsized.num_chunks, 8u * find_algorithm("stragglar_cluster").default_pipeline_chunks);
+  options.network_latency_s = 10e-6;
+  options.network_bandwidth_Bps = 50e9;
+  options.size_bytes = 1 << 20;
+  EXPECT_EQ(stragglar_cluster_depth(options), 2u);
+  options.size_bytes = 1 << 30;
+  // sqrt((7 + 2) * 2^30 / (8 * 50e9) / (2 * 10us)) = 34.8 steps.
+  EXPECT_EQ(stragglar_cluster_depth(options), 70u);
+  EXPECT_EQ(generate_schedule("stragglar_cluster", options).num_chunks, 8u * 70u);
+  options.size_bytes = 1e12;
+  EXPECT_EQ(stragglar_cluster_depth(options), 128u);
+  options.pipeline_chunks = 6;
+  EXPECT_EQ(generate_schedule("stragglar_cluster", options).num_chunks, 8u * 6u);
+  // Rows without depth_for ignore the sizing.
+  AlgorithmOptions tree{16, {}, 0, 0, 1 << 20, 10e-6, 50e9};
+  EXPECT_EQ(generate_schedule("double_binary_tree", tree).num_chunks, find_algorithm("double_binary_tree").default_pipeline_chunks);
+}
+
 TEST(StragglarCluster, TableRowIsStragglerAwareAndHierarchical) {
   const AlgorithmInfo& info = find_algorithm("stragglar_cluster");
   EXPECT_TRUE(info.straggler_aware);

@@ -47,6 +47,11 @@ std::string hierarchical_unsupported(Rank n, std::uint32_t gpus_per_node);
 Schedule generate_stragglar_cluster(const AlgorithmOptions& options);
 /// Empty when n = nodes x gpus_per_node, else why not.
 std::string stragglar_cluster_unsupported(Rank n, std::uint32_t gpus_per_node);
+/// The pipeline depth (chunks per slice, even, 2 to 128) that minimises the time after the
+/// arrival, (P + D + 2) (2 alpha + S / (G P B)), for the options' size and network numbers:
+/// P = sqrt((D + 2) S / (2 G B alpha)) steps, D the trees' depth. Preconditions: those numbers
+/// and gpus_per_node > 0 (generate_schedule() only calls it then).
+std::uint32_t stragglar_cluster_depth(const AlgorithmOptions& options);
 
 Schedule generate_stragglar(const AlgorithmOptions& options);
 std::string stragglar_unsupported(Rank n);
