@@ -28,6 +28,15 @@ std::string hierarchical_constraint(Rank n, const NConstraintContext& context) {
   return hierarchical_unsupported(n, context.gpus_per_node.value_or(0));
 }
 
+std::string stragglar_cluster_constraint(Rank n, const NConstraintContext& context) {
+  return stragglar_cluster_unsupported(n, context.gpus_per_node.value_or(0));
+}
+
+// Chunks per slice of stragglar_cluster (one per tree and pipeline step) when the buffer size is
+// not known (callers that know it get stragglar_cluster_depth): near the best depth at 1 GiB on
+// 128 H100 nodes; every step costs two network latencies, which small buffers feel.
+constexpr std::uint32_t kStragglarClusterSliceChunks = 64;
+
 constexpr std::string_view kStragglarPaper =
     "Devraj, Ding, Vijaya Kumar, Kleinberg, Singh: Accelerating AllReduce with a Persistent Straggler "
     "(arXiv 2505.23523, 2025)";
@@ -35,6 +44,12 @@ constexpr std::string_view kMpichPaper =
     "Thakur, Rabenseifner, Gropp: Optimization of Collective Communication Operations in MPICH (IJHPCA 2005)";
 
 }  // namespace
+
+void set_sizing(AlgorithmOptions& options, const Topology& topology, double size_bytes) {
+  options.size_bytes = size_bytes;
+  options.network_latency_s = topology.link.latency_s;
+  options.network_bandwidth_Bps = topology.link.bandwidth_Bps;
+}
 
 std::uint32_t gpus_per_node_of(const Topology& topology) {
   return topology.kind == TopologyKind::Cluster ? topology.cluster.gpus_per_node : 0;
@@ -137,6 +152,19 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .hierarchical = true,
        .n_constraint = &hierarchical_constraint,
        .generate = &generate_hierarchical_rhd},
+      {.name = "stragglar_cluster",
+       .summary = "while one GPU is late the others reduce everything else (nodes, then two trees per rail); then a "
+                  "pipelined two-tree broadcast per rail from its node, spread over NVLink as it lands",
+       .reference = "collsim's own (docs/stragglar_cluster.md), after Devraj et al. (arXiv 2505.23523) and the two "
+                    "trees of Sanders, Speck, Traeff (Parallel Computing 2009)",
+       .supported_n = "n = nodes x GPUs per node of a cluster topology",
+       .role = AlgorithmRole::Studied,
+       .straggler_aware = true,
+       .hierarchical = true,
+       .default_pipeline_chunks = kStragglarClusterSliceChunks,
+       .depth_for = &stragglar_cluster_depth,
+       .n_constraint = &stragglar_cluster_constraint,
+       .generate = &generate_stragglar_cluster},
   };
   return kAlgorithms;
 }
@@ -170,7 +198,10 @@ Schedule generate_schedule(std::string_view name, const AlgorithmOptions& option
                                     name, straggler, options.n, options.n - 1));
   }
   AlgorithmOptions filled = options;
-  if (filled.pipeline_chunks == 0) filled.pipeline_chunks = info.default_pipeline_chunks;
+  if (filled.pipeline_chunks == 0) {
+    const bool sized = options.size_bytes > 0 && options.network_latency_s > 0 && options.network_bandwidth_Bps > 0;
+    filled.pipeline_chunks = info.depth_for != nullptr && sized ? info.depth_for(options) : info.default_pipeline_chunks;
+  }
   Schedule schedule = info.generate(filled);
   schedule.algorithm = std::string(info.name);
   if (info.straggler_aware) {

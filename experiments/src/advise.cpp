@@ -35,6 +35,7 @@ class DelayProbe {
     config_.size_bytes = spec.sizes_bytes.front();
     config_.topology = topology_at(spec, 0, n, config_.size_bytes);
     options.gpus_per_node = gpus_per_node_of(config_.topology);
+    set_sizing(options, config_.topology, config_.size_bytes);
     schedule_ = generate_schedule(algorithm, options);
     config_.start = spec.starts.front();
     config_.arrival_s.assign(n, 0.0);
@@ -144,7 +145,7 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
     }
   }
   // The studied algorithm the critical delay is about: the fastest one when the spec lists
-  // several (the table has one today, StragglAR).
+  // several (StragglAR, and stragglar_cluster on clusters).
   for (const auto& e : result.ranking) {
     if (is_studied(e.algorithm)) {
       result.studied = e.algorithm;

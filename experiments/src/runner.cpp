@@ -38,8 +38,12 @@ class ScheduleCache {
  public:
   ScheduleCache(const ExperimentSpec& spec, std::size_t budget_bytes) : spec_(spec), budget_(budget_bytes) {}
 
-  const Schedule& get(std::size_t algorithm, Rank n, Rank straggler, std::uint32_t gpus_per_node, double& generate_s) {
-    const Key key{algorithm, n, straggler, gpus_per_node};
+  // `sizing` (buffer size and network numbers) only for rows whose depth depends on them, so the
+  // other rows keep one entry for every size and topology.
+  const Schedule& get(std::size_t algorithm, Rank n, Rank straggler, std::uint32_t gpus_per_node,
+                      const AlgorithmOptions& sizing, double& generate_s) {
+    const Key key{algorithm, n, straggler, gpus_per_node, sizing.size_bytes, sizing.network_latency_s,
+                  sizing.network_bandwidth_Bps};
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
       if (it->key == key) {
         entries_.splice(entries_.begin(), entries_, it);
@@ -52,6 +56,9 @@ class ScheduleCache {
     options.straggler = straggler;
     options.pipeline_chunks = spec_.pipeline_chunks;
     options.gpus_per_node = gpus_per_node;
+    options.size_bytes = sizing.size_bytes;
+    options.network_latency_s = sizing.network_latency_s;
+    options.network_bandwidth_Bps = sizing.network_bandwidth_Bps;
     auto schedule = std::make_unique<Schedule>(generate_schedule(spec_.algorithms[algorithm], options));
     generate_s += seconds_since(start);
     const std::size_t bytes = schedule->memory_bytes();
@@ -71,6 +78,7 @@ class ScheduleCache {
     Rank n;
     Rank straggler;
     std::uint32_t gpus_per_node;
+    double size_bytes, network_latency_s, network_bandwidth_Bps;
     bool operator==(const Key&) const = default;
   };
   struct Entry {
@@ -128,7 +136,9 @@ class Executor {
     const auto schedule_for = [&](const std::vector<std::uint32_t>& expected) -> const Schedule& {
       // Hierarchical schedules depend on the node size; flat ones share one entry.
       const std::uint32_t gpus = info.hierarchical ? gpus_per_node_of(config.topology) : 0;
-      return schedules_.get(p.algorithm, n, straggler_of(expected), gpus, out.generate_s);
+      AlgorithmOptions sizing;
+      if (info.depth_for != nullptr && spec_.pipeline_chunks == 0) set_sizing(sizing, config.topology, config.size_bytes);
+      return schedules_.get(p.algorithm, n, straggler_of(expected), gpus, sizing, out.generate_s);
     };
     const auto no_delay_key = [&](Rank straggler) {
       return std::make_tuple(p.algorithm, p.n, p.size, p.topology, p.engine, p.start, straggler);

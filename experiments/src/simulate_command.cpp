@@ -194,6 +194,7 @@ int simulate_command(const Args& args, std::ostream& out) {
 
   auto engine = make_engine(resolve_engine_name(parser.get("engine")));
   options.gpus_per_node = gpus_per_node_of(config.topology);
+  set_sizing(options, config.topology, config.size_bytes);
   // Estimated before generating: a mistyped -n must fail at once, naming -n, not grow to
   // gigabytes and end in "out of memory".
   const double memory_limit_bytes = parse_size_bytes(parser.get("max-schedule-memory"), "--max-schedule-memory");

@@ -26,7 +26,7 @@ LinkTable::LinkTable(const Topology& topo) {
   }
 }
 
-MaxMinNetwork::MaxMinNetwork(const LinkTable& links, bool prune_links) : L_(links), prune_links_(prune_links) {
+PerFlowMaxMinNetwork::PerFlowMaxMinNetwork(const LinkTable& links, bool prune_links) : L_(links), prune_links_(prune_links) {
   const std::size_t num_links = L_.bandwidth_Bps.size();
   link_flows_.assign(num_links, {});
   link_seen_.assign(num_links, 0);
@@ -37,7 +37,7 @@ MaxMinNetwork::MaxMinNetwork(const LinkTable& links, bool prune_links) : L_(link
   dirty_flag_.assign(num_links, 0);
 }
 
-void MaxMinNetwork::add(double now_s, double bytes, double bottleneck_Bps, double penalty,
+void PerFlowMaxMinNetwork::add(double now_s, double bytes, double bottleneck_Bps, double penalty,
                         std::span<const std::uint32_t> links, std::uint64_t tag) {
   COLLSIM_ASSERT(links.size() <= kMaxRoute, "route longer than kMaxRoute");
   std::uint32_t slot;
@@ -73,7 +73,7 @@ void MaxMinNetwork::add(double now_s, double bytes, double bottleneck_Bps, doubl
   started_.push_back(slot);
 }
 
-std::uint64_t MaxMinNetwork::take_due() {
+std::uint64_t PerFlowMaxMinNetwork::take_due() {
   const std::uint32_t slot = due_.top_id();
   due_.erase(slot);
   Flow& f = slots_[slot];
@@ -94,7 +94,7 @@ std::uint64_t MaxMinNetwork::take_due() {
   return f.tag;
 }
 
-void MaxMinNetwork::mark_dirty(const std::uint32_t* links, std::uint32_t count) {
+void PerFlowMaxMinNetwork::mark_dirty(const std::uint32_t* links, std::uint32_t count) {
   for (std::uint32_t i = 0; i < count; ++i) {
     if (dirty_flag_[links[i]] == 0) {
       dirty_flag_[links[i]] = 1;
@@ -109,7 +109,7 @@ void MaxMinNetwork::mark_dirty(const std::uint32_t* links, std::uint32_t count) 
 // oversubscribed cluster this keeps a GPU's NIC links (one flow each) and every leaf link that
 // carries few enough cross-leaf flows out of the sharing: the groups of flows that must be
 // re-shared together shrink from every cross-leaf flow to the few leaves that are congested.
-bool MaxMinNetwork::can_bind(std::uint32_t l) const {
+bool PerFlowMaxMinNetwork::can_bind(std::uint32_t l) const {
   const auto& flows = link_flows_[l];
   if (!prune_links_) return !flows.empty();
   if (flows.size() < 2) return false;  // a single flow's cap already includes this link
@@ -132,7 +132,7 @@ bool MaxMinNetwork::can_bind(std::uint32_t l) const {
 // O(flows x route length + links^2) over the re-shared group, and the group is small: a few
 // congested leaves, not the whole fabric. Flows whose rate comes out unchanged keep their queued
 // completion (its date cannot move).
-void MaxMinNetwork::reshare(double now) {
+void PerFlowMaxMinNetwork::reshare(double now) {
   if (++epoch_ == 0) {
     std::fill(link_seen_.begin(), link_seen_.end(), 0);
     for (auto& f : slots_) f.seen = 0;

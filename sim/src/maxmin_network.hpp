@@ -2,6 +2,10 @@
 // max-min fair rates (SimGrid CM02's model without cross-traffic), re-shared once per simulated
 // date among the flows that what changed can affect. Private to sim/.
 //
+// This per-flow solver is the reference: BundledMaxMinNetwork (maxmin_network_bundled.hpp), the
+// default, solves the same problem over bundles of interchangeable flows, and tests compare the
+// two (ReplayOptions::bundle_flows = false selects this one).
+//
 // It knows nothing of schedules or ranks: the engine adds a flow when its route latency has
 // elapsed and takes it out when it is due. Keeping it apart from the execution rules lets a
 // faster solver replace it without touching them.
@@ -29,14 +33,14 @@ struct LinkTable {
   explicit LinkTable(const Topology& topo);
 };
 
-class MaxMinNetwork {
+class PerFlowMaxMinNetwork {
  public:
   static constexpr std::size_t kMaxRoute = 8;
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
   /// `prune_links`: re-share only through links whose flows' caps exceed their capacity (the
   /// rates are the same either way; tests switch it off to check that).
-  MaxMinNetwork(const LinkTable& links, bool prune_links);
+  PerFlowMaxMinNetwork(const LinkTable& links, bool prune_links);
 
   /// A flow of `bytes` > 0 starts moving at `now_s` over `links` (the route's links that can
   /// bind, at most kMaxRoute), capped at `bottleneck_Bps` (the route's narrowest link), with

@@ -13,6 +13,7 @@
 #include "collsim/sim/run_checks.hpp"
 #include "execution_core.hpp"
 #include "maxmin_network.hpp"
+#include "maxmin_network_bundled.hpp"
 
 namespace collsim {
 namespace {
@@ -111,6 +112,8 @@ bool run_fast(const Job& job, RunResult& out) {
 // Event-driven path: the execution core's RankWalk decides when transfers start; a started
 // transfer first waits for its route latency, then becomes a flow of the max-min network, which
 // re-shares bandwidth once per simulated date among the flows that what changed can affect.
+// Net: BundledMaxMinNetwork, or PerFlowMaxMinNetwork (the reference, ReplayOptions::bundle_flows).
+template <class Net>
 class EventSim {
  public:
   explicit EventSim(const Job& job)
@@ -145,13 +148,14 @@ class EventSim {
   const Job& job_;
   detail::RankRounds index_;
   detail::RankWalk<EventSim> walk_;
-  detail::MaxMinNetwork network_;
+  Net network_;
   std::vector<std::uint32_t> route_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t seq_ = 0;
 };
 
-void EventSim::run(RunResult& out) {
+template <class Net>
+void EventSim<Net>::run(RunResult& out) {
   walk_.begin(*this);
   double now = -kInf;
   for (;;) {
@@ -189,7 +193,8 @@ void EventSim::run(RunResult& out) {
   walk_.finish(out);
 }
 
-void EventSim::start_flow(std::uint32_t g, std::uint32_t round, double now_s) {
+template <class Net>
+void EventSim<Net>::start_flow(std::uint32_t g, std::uint32_t round, double now_s) {
   const Transfer& tr = index_.transfer(g, round);
   job_.topo.route_into(tr.src, tr.dst, route_);
   double latency = 0;
@@ -198,7 +203,8 @@ void EventSim::start_flow(std::uint32_t g, std::uint32_t round, double now_s) {
 }
 
 // The route latency has elapsed: the bytes start to move.
-void EventSim::activate(std::uint64_t flow, double now) {
+template <class Net>
+void EventSim<Net>::activate(std::uint64_t flow, double now) {
   const auto g = static_cast<std::uint32_t>(flow);
   const auto round = static_cast<std::uint32_t>(flow >> 32);
   const Transfer& tr = index_.transfer(g, round);
@@ -211,13 +217,13 @@ void EventSim::activate(std::uint64_t flow, double now) {
   job_.topo.route_into(tr.src, tr.dst, route_);
   double latency = 0;
   double bottleneck_Bps = kInf;
-  std::array<std::uint32_t, detail::MaxMinNetwork::kMaxRoute> binding{};
+  std::array<std::uint32_t, Net::kMaxRoute> binding{};
   std::size_t count = 0;
   for (const std::uint32_t l : route_) {
     latency += L.latency_s[l];
     bottleneck_Bps = std::min(bottleneck_Bps, L.bandwidth_Bps[l]);
     if (L.binding[l] == 0) continue;
-    COLLSIM_ASSERT(count < binding.size(), "route longer than MaxMinNetwork::kMaxRoute");
+    COLLSIM_ASSERT(count < binding.size(), "route longer than the network model's kMaxRoute");
     binding[count++] = l;
   }
   const double penalty = latency > 0 ? latency : 1.0;
@@ -246,9 +252,15 @@ RunResult ReplayEngine::run(const Schedule& schedule, const RunConfig& config) {
   }
   if (!last_run_fast_) {
     result.trace.clear();
-    EventSim sim(job);
-    sim.run(result);
-    last_stats_ = sim.stats();
+    if (options_.bundle_flows) {
+      EventSim<detail::BundledMaxMinNetwork> sim(job);
+      sim.run(result);
+      last_stats_ = sim.stats();
+    } else {
+      EventSim<detail::PerFlowMaxMinNetwork> sim(job);
+      sim.run(result);
+      last_stats_ = sim.stats();
+    }
   }
   summarize_run(result, job.arrival_s);
   return result;

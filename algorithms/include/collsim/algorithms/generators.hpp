@@ -40,6 +40,18 @@ Schedule generate_hierarchical(const AlgorithmOptions& options);
 Schedule generate_hierarchical_rhd(const AlgorithmOptions& options);
 /// Empty when n = nodes x gpus_per_node (gpus_per_node > 0, at most 65535 nodes), else why not.
 std::string hierarchical_unsupported(Rank n, std::uint32_t gpus_per_node);
+/// Straggler-aware cluster AllReduce (docs/stragglar_cluster.md): everything not needing rank
+/// n-1 is reduced before it arrives, then one pipelined two-tree broadcast per rail from its node.
+/// options.pipeline_chunks = chunks per slice (even, >= 2). Throws ScheduleError unless
+/// options.gpus_per_node divides n, or for a bad pipeline_chunks. One node: stragglar.
+Schedule generate_stragglar_cluster(const AlgorithmOptions& options);
+/// Empty when n = nodes x gpus_per_node, else why not.
+std::string stragglar_cluster_unsupported(Rank n, std::uint32_t gpus_per_node);
+/// The pipeline depth (chunks per slice, even, 2 to 128) that minimises the time after the
+/// arrival, (P + D + 2) (2 alpha + S / (G P B)), for the options' size and network numbers:
+/// P = sqrt((D + 2) S / (2 G B alpha)) steps, D the trees' depth. Preconditions: those numbers
+/// and gpus_per_node > 0 (generate_schedule() only calls it then).
+std::uint32_t stragglar_cluster_depth(const AlgorithmOptions& options);
 
 Schedule generate_stragglar(const AlgorithmOptions& options);
 std::string stragglar_unsupported(Rank n);

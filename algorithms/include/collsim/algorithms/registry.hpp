@@ -23,7 +23,18 @@ struct AlgorithmOptions {
   /// Hierarchical algorithms: GPUs per node of the topology in use; 0 = no node structure known.
   /// generate_schedule() passes it to the row's constraint on n.
   std::uint32_t gpus_per_node = 0;
+  /// Buffer per rank (bytes) and the network's message latency (s) and per-NIC bandwidth (B/s),
+  /// when the caller knows them (0 = unknown; set_sizing() fills them). A row with a
+  /// size-dependent pipeline depth (AlgorithmInfo::depth_for) picks it from them when
+  /// pipeline_chunks is 0; every other row ignores them.
+  double size_bytes = 0;
+  double network_latency_s = 0;
+  double network_bandwidth_Bps = 0;
 };
+
+/// Sets options.size_bytes and the network numbers from `topology.link` (the inter-node NIC
+/// path on a cluster, the one link class elsewhere).
+void set_sizing(AlgorithmOptions& options, const Topology& topology, double size_bytes);
 
 /// What an algorithm's constraint on n may look at besides n. Cluster algorithms will need
 /// n = nodes x GPUs per node, so the constraint is given the node size of the topology in use
@@ -63,8 +74,13 @@ struct AlgorithmInfo {
   /// yet; the field is here so that the engines and reports can tell them apart when one does.
   bool hierarchical = false;
   /// Pipelined algorithms: the pipeline depth (chunks per buffer) used when the options give 0;
-  /// their schedule's num_chunks is the depth. 0 = not pipelined (num_chunks follows from n).
+  /// their schedule's num_chunks is the depth (hierarchical rows: chunks per node slice, so
+  /// num_chunks = depth x GPUs per node). 0 = not pipelined (num_chunks follows from n).
   std::uint32_t default_pipeline_chunks = 0;
+  /// Pipelined rows whose best depth depends on the buffer: the depth for options (n, node size,
+  /// size and network numbers all known), used instead of default_pipeline_chunks when the
+  /// options give no depth but do give the sizing. nullptr = the default depth always.
+  std::uint32_t (*depth_for)(const AlgorithmOptions& options) = nullptr;
   SupportFn n_constraint = nullptr;
   GeneratorFn generate = nullptr;
   /// The alpha-beta formula (models/closed_form.hpp) of exactly this generator's schedule in

@@ -46,6 +46,10 @@ struct ReplayOptions {
   /// capacity). Tests switch it off (every link with a flow then counts) to check the pruning
   /// against re-sharing the whole connected group; the rates are the same either way.
   bool prune_links = true;
+  /// Solve the sharing over bundles of flows with the same binding links, cap and penalty (one
+  /// clock per bundle dates its members). Off: the per-flow solver, kept as the reference that
+  /// tests compare with; the times agree to rounding (1e-9 relative is tested).
+  bool bundle_flows = true;
 };
 
 /// What the event path's bandwidth sharing did in a run (for benchmarks and profiles; all 0
@@ -54,6 +58,7 @@ struct ReplaySharingStats {
   std::uint64_t flows = 0;           ///< flows added
   std::uint64_t reshares = 0;        ///< calls to reshare()
   std::uint64_t flows_reshared = 0;  ///< sum over reshares of the flows taken in
+  std::uint64_t bundles_reshared = 0;  ///< sum over reshares of the bundles taken in (bundled solver)
   std::uint64_t links_reshared = 0;  ///< sum over reshares of the binding links taken in
   std::uint64_t redated = 0;         ///< completion dates moved
 };

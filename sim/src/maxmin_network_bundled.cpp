@@ -1,0 +1,455 @@
+#include "maxmin_network_bundled.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+
+#include "collsim/models/error.hpp"
+
+namespace collsim::detail {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// The same tolerance as the per-flow solver: a link binds when its flows' caps exceed its
+// capacity by more than this (relative).
+constexpr double kBindTolerance = 1e-12;
+
+// Heap order of a bundle's members: earliest finish mark first, then slot (deterministic ties).
+bool later(const auto& a, const auto& b) { return a.mark > b.mark || (a.mark == b.mark && a.slot > b.slot); }
+
+}  // namespace
+
+std::size_t BundledMaxMinNetwork::KeyHash::operator()(const Key& k) const {
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ k.num_links;
+  const auto mix = [&h](std::uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  };
+  for (std::uint32_t i = 0; i < k.num_links; ++i) mix(k.link[i]);
+  mix(std::bit_cast<std::uint64_t>(k.bottleneck_Bps));
+  mix(std::bit_cast<std::uint64_t>(k.penalty));
+  return static_cast<std::size_t>(h);
+}
+
+BundledMaxMinNetwork::BundledMaxMinNetwork(const LinkTable& links, bool prune_links)
+    : L_(links), prune_links_(prune_links) {
+  const std::size_t num_links = L_.bandwidth_Bps.size();
+  link_flows_.assign(num_links, {});
+  link_bundles_.assign(num_links, {});
+  link_caps_Bps_.assign(num_links, 0.0);
+  link_seen_.assign(num_links, 0);
+  link_binds_.assign(num_links, 0);
+  cap_.assign(num_links, 0.0);
+  unfixed_.assign(num_links, 0);
+  usage_.assign(num_links, 0.0);
+  dirty_flag_.assign(num_links, 0);
+}
+
+void BundledMaxMinNetwork::add(double now_s, double bytes, double bottleneck_Bps, double penalty,
+                               std::span<const std::uint32_t> links, std::uint64_t tag) {
+  COLLSIM_ASSERT(links.size() <= kMaxRoute, "route longer than kMaxRoute");
+  std::uint32_t slot;
+  if (free_slots_.empty()) {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+    owner_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  ++stats_.flows;
+  Flow& f = slots_[slot];
+  f.tag = tag;
+  f.bytes_left = bytes;
+  f.bottleneck_Bps = bottleneck_Bps;
+  f.penalty = penalty;
+  owner_[slot].bundle = kNone;
+  f.num_links = static_cast<std::uint32_t>(links.size());
+  std::copy(links.begin(), links.end(), f.link.begin());
+  if (f.num_links == 0) {
+    // Nothing can ever share with it: its own bundle, at its cap from now on.
+    join(slot, bytes, now_s);
+    const std::uint32_t id = owner_[slot].bundle;
+    Bundle& b = bundles_[id];
+    b.rate = bottleneck_Bps;
+    b.touched = false;
+    touched_.pop_back();
+    redate(id);
+    return;
+  }
+  for (std::uint32_t i = 0; i < f.num_links; ++i) {
+    auto& flows = link_flows_[f.link[i]];
+    f.pos[i] = static_cast<std::uint32_t>(flows.size());
+    flows.push_back(slot);
+    link_caps_Bps_[f.link[i]] += bottleneck_Bps;
+  }
+  mark_dirty(f.link.data(), f.num_links);
+  started_.push_back(slot);
+}
+
+std::uint64_t BundledMaxMinNetwork::take_due() {
+  const std::uint32_t id = due_.top_id();
+  Bundle& b = bundles_[id];
+  const Entry* first = top(id);
+  COLLSIM_ASSERT(first != nullptr, "a dated bundle has no member");
+  const std::uint32_t slot = first->slot;
+  std::pop_heap(b.heap.begin(), b.heap.end(), [](const Entry& x, const Entry& y) { return later(x, y); });
+  b.heap.pop_back();
+  Flow& f = slots_[slot];
+  for (std::uint32_t i = 0; i < f.num_links; ++i) {
+    const std::uint32_t l = f.link[i];
+    auto& flows = link_flows_[l];
+    const std::uint32_t moved = flows.back();
+    flows[f.pos[i]] = moved;
+    Flow& m = slots_[moved];
+    for (std::uint32_t j = 0; j < m.num_links; ++j) {
+      if (m.link[j] == l) m.pos[j] = f.pos[i];
+    }
+    flows.pop_back();
+    // Exactly 0 when empty, so rounding in the running sum cannot outlive the link's flows.
+    link_caps_Bps_[l] = flows.empty() ? 0.0 : link_caps_Bps_[l] - f.bottleneck_Bps;
+  }
+  mark_dirty(f.link.data(), f.num_links);
+  f.num_links = 0;
+  owner_[slot].bundle = kNone;
+  free_slots_.push_back(slot);
+  // The others keep their rate until the next reshare: date the next member now, since more
+  // completions at this date may be taken before that reshare.
+  if (--b.count == 0) {
+    drop_if_empty(id);
+  } else {
+    redate(id);
+  }
+  return f.tag;
+}
+
+void BundledMaxMinNetwork::mark_dirty(const std::uint32_t* links, std::uint32_t count) {
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (dirty_flag_[links[i]] == 0) {
+      dirty_flag_[links[i]] = 1;
+      dirty_links_.push_back(links[i]);
+    }
+  }
+}
+
+// As PerFlowMaxMinNetwork::can_bind, from a running sum of the caps instead of a fresh one.
+bool BundledMaxMinNetwork::can_bind(std::uint32_t l) const {
+  const std::size_t count = link_flows_[l].size();
+  if (!prune_links_) return count > 0;
+  if (count < 2) return false;
+  return link_caps_Bps_[l] > L_.bandwidth_Bps[l] * (1 + kBindTolerance);
+}
+
+void BundledMaxMinNetwork::advance(Bundle& b, double now) const {
+  if (now == b.last_s) return;
+  b.clock += b.rate * (now - b.last_s);
+  b.last_s = now;
+}
+
+// The bundle of the flow's links that bind now (made if missing).
+std::uint32_t BundledMaxMinNetwork::bundle_for(const Flow& f) {
+  Key key;
+  key.bottleneck_Bps = f.bottleneck_Bps;
+  key.penalty = f.penalty;
+  for (std::uint32_t i = 0; i < f.num_links; ++i) {
+    if (link_binds_[f.link[i]] != 0) key.link[key.num_links++] = f.link[i];
+  }
+  std::sort(key.link.begin(), key.link.begin() + key.num_links);
+  const bool shared = key.num_links > 0;
+  if (shared) {
+    const auto it = bundle_of_.find(key);
+    if (it != bundle_of_.end()) return it->second;
+  }
+  std::uint32_t id;
+  if (free_bundles_.empty()) {
+    id = static_cast<std::uint32_t>(bundles_.size());
+    bundles_.emplace_back();
+  } else {
+    id = free_bundles_.back();
+    free_bundles_.pop_back();
+  }
+  Bundle& b = bundles_[id];
+  b.key = key;
+  b.shared = shared;
+  b.count = 0;
+  b.clock = 0;
+  b.last_s = 0;
+  b.rate = 0;
+  b.old_rate = 0;
+  b.touched = false;
+  b.fixed = false;
+  b.seen = 0;
+  b.heap.clear();
+  if (shared) {
+    bundle_of_.emplace(key, id);
+    for (std::uint32_t i = 0; i < key.num_links; ++i) {
+      auto& list = link_bundles_[key.link[i]];
+      b.pos[i] = static_cast<std::uint32_t>(list.size());
+      list.push_back(id);
+    }
+  }
+  return id;
+}
+
+void BundledMaxMinNetwork::join(std::uint32_t slot, double bytes_left, double now) {
+  const std::uint32_t id = bundle_for(slots_[slot]);
+  Bundle& b = bundles_[id];
+  if (b.count == 0) {
+    b.clock = 0;  // a fresh clock keeps the marks small, so their rounding stays small
+    b.last_s = now;
+  } else {
+    advance(b, now);
+  }
+  Flow& f = slots_[slot];
+  Owner& o = owner_[slot];
+  o.bundle = id;
+  ++o.generation;
+  f.mark = b.clock + bytes_left;
+  b.heap.push_back(Entry{f.mark, slot, o.generation});
+  std::push_heap(b.heap.begin(), b.heap.end(), [](const Entry& x, const Entry& y) { return later(x, y); });
+  ++b.count;
+  if (!b.touched) {
+    b.touched = true;
+    touched_.push_back(id);
+  }
+}
+
+// Takes a flow out of its bundle; its heap entry goes stale (skipped by top()).
+void BundledMaxMinNetwork::leave(std::uint32_t slot) {
+  const std::uint32_t id = owner_[slot].bundle;
+  owner_[slot].bundle = kNone;
+  Bundle& b = bundles_[id];
+  if (!b.touched) {
+    b.touched = true;
+    touched_.push_back(id);
+  }
+  if (--b.count == 0) drop_if_empty(id);
+}
+
+void BundledMaxMinNetwork::drop_if_empty(std::uint32_t id) {
+  Bundle& b = bundles_[id];
+  if (b.count != 0) return;
+  if (b.shared) {
+    bundle_of_.erase(b.key);
+    for (std::uint32_t i = 0; i < b.key.num_links; ++i) {
+      const std::uint32_t l = b.key.link[i];
+      auto& list = link_bundles_[l];
+      const std::uint32_t moved = list.back();
+      list[b.pos[i]] = moved;
+      Bundle& m = bundles_[moved];
+      for (std::uint32_t j = 0; j < m.key.num_links; ++j) {
+        if (m.key.link[j] == l) m.pos[j] = b.pos[i];
+      }
+      list.pop_back();
+    }
+  }
+  b.shared = false;
+  b.key = Key{};
+  b.heap.clear();
+  due_.erase(id);
+  free_bundles_.push_back(id);
+}
+
+// The member that finishes first, after dropping stale entries; nullptr when there is none.
+const BundledMaxMinNetwork::Entry* BundledMaxMinNetwork::top(std::uint32_t id) {
+  Bundle& b = bundles_[id];
+  while (!b.heap.empty()) {
+    const Entry& e = b.heap.front();
+    const Owner& o = owner_[e.slot];
+    if (o.bundle == id && o.generation == e.generation) return &e;
+    std::pop_heap(b.heap.begin(), b.heap.end(), [](const Entry& x, const Entry& y) { return later(x, y); });
+    b.heap.pop_back();
+  }
+  return nullptr;
+}
+
+// Queues the bundle at its first member's completion at the current rate.
+void BundledMaxMinNetwork::redate(std::uint32_t id) {
+  const Entry* first = top(id);
+  const Bundle& b = bundles_[id];
+  if (first == nullptr || !(b.rate > 0)) {
+    due_.erase(id);
+    return;
+  }
+  due_.set(id, b.last_s + std::max(0.0, first->mark - b.clock) / b.rate);
+}
+
+// The per-flow solver's progressive filling (see maxmin_network.cpp), one bundle at a time:
+// a bundle of k flows weighs k / penalty on each of its links and takes k times its rate from
+// them. Which bundles are re-shared follows the same rule: those on a dirty link that binds,
+// those whose members changed, and everything connected to them through binding links.
+void BundledMaxMinNetwork::reshare(double now) {
+  if (++epoch_ == 0) {
+    std::fill(link_seen_.begin(), link_seen_.end(), 0);
+    for (auto& b : bundles_) b.seen = 0;
+    for (auto& f : slots_) f.rekeyed = 0;
+    epoch_ = 1;
+  }
+  comp_links_.clear();
+  comp_bundles_.clear();
+  stack_.clear();
+  flipped_.clear();
+  for (std::uint32_t l : dirty_links_) {
+    dirty_flag_[l] = 0;
+    link_seen_[l] = epoch_;
+    const std::uint8_t binds = can_bind(l) ? 1 : 0;
+    if (binds != link_binds_[l]) flipped_.push_back(l);
+    link_binds_[l] = binds;
+  }
+  // A link that starts or stops binding changes the link set of every flow on it: they move to
+  // the bundle of their new set with the bytes they have left.
+  for (std::uint32_t l : flipped_) {
+    for (std::uint32_t slot : link_flows_[l]) {
+      Flow& f = slots_[slot];
+      if (owner_[slot].bundle == kNone || f.rekeyed == epoch_) continue;  // just started, or moved already
+      f.rekeyed = epoch_;
+      Bundle& b = bundles_[owner_[slot].bundle];
+      advance(b, now);
+      const double left = std::max(0.0, f.mark - b.clock);
+      leave(slot);
+      join(slot, left, now);
+    }
+  }
+  for (std::uint32_t slot : started_) join(slot, slots_[slot].bytes_left, now);
+  started_.clear();
+
+  const auto add_bundle = [this](std::uint32_t id) {
+    Bundle& b = bundles_[id];
+    if (b.seen == epoch_) return;
+    b.seen = epoch_;
+    comp_bundles_.push_back(id);
+    for (std::uint32_t i = 0; i < b.key.num_links; ++i) {
+      const std::uint32_t l = b.key.link[i];
+      if (link_seen_[l] == epoch_) continue;
+      link_seen_[l] = epoch_;
+      stack_.push_back(l);  // every link of a key binds
+    }
+  };
+  for (std::uint32_t l : dirty_links_) {
+    if (link_binds_[l] != 0) stack_.push_back(l);
+  }
+  dirty_links_.clear();
+  for (std::uint32_t id : touched_) {
+    if (bundles_[id].count > 0) add_bundle(id);
+  }
+  while (!stack_.empty()) {
+    const std::uint32_t l = stack_.back();
+    stack_.pop_back();
+    comp_links_.push_back(l);
+    for (std::uint32_t id : link_bundles_[l]) add_bundle(id);
+  }
+  ++stats_.reshares;
+  stats_.links_reshared += comp_links_.size();
+  stats_.bundles_reshared += comp_bundles_.size();
+
+  caps_.clear();
+  bool sorted = true;
+  std::size_t left = 0;
+  for (std::uint32_t id : comp_bundles_) {
+    Bundle& b = bundles_[id];
+    stats_.flows_reshared += b.count;
+    b.old_rate = b.rate;
+    b.fixed = false;
+    if (b.key.num_links == 0) {  // nothing but its cap limits it
+      b.fixed = true;
+      b.rate = b.key.bottleneck_Bps;
+      continue;
+    }
+    ++left;
+    caps_.emplace_back(b.key.bottleneck_Bps * b.key.penalty, id);
+    sorted = sorted && (caps_.size() < 2 || caps_[caps_.size() - 2].first <= caps_.back().first);
+  }
+  if (!sorted) std::sort(caps_.begin(), caps_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (std::uint32_t l : comp_links_) {
+    cap_[l] = L_.bandwidth_Bps[l];
+    std::uint32_t unfixed = 0;
+    double usage = 0;
+    for (std::uint32_t id : link_bundles_[l]) {
+      const Bundle& b = bundles_[id];
+      unfixed += b.count;
+      usage += b.count * (1.0 / b.key.penalty);
+    }
+    unfixed_[l] = unfixed;
+    usage_[l] = usage;
+  }
+  const auto fix = [this](Bundle& b, double rate) {
+    b.fixed = true;
+    b.rate = rate;
+    for (std::uint32_t i = 0; i < b.key.num_links; ++i) {
+      const std::uint32_t l = b.key.link[i];
+      cap_[l] -= rate * b.count;
+      usage_[l] -= b.count * (1.0 / b.key.penalty);
+      unfixed_[l] -= b.count;
+    }
+  };
+  // Links by share in a lazy min-heap: fixing bundles at the lowest level only raises the
+  // other links' shares (they give up less than their share per unit of weight), so an entry
+  // whose share went stale is re-queued at its new share when it reaches the top. That finds each
+  // level in O(log links) instead of a scan of every link of the component.
+  const auto by_share = [](const std::pair<double, std::uint32_t>& a, const std::pair<double, std::uint32_t>& b) {
+    return a.first > b.first || (a.first == b.first && a.second > b.second);
+  };
+  link_heap_.clear();
+  for (std::uint32_t l : comp_links_) {
+    if (unfixed_[l] != 0) link_heap_.emplace_back(cap_[l] / usage_[l], l);
+  }
+  std::make_heap(link_heap_.begin(), link_heap_.end(), by_share);
+  std::size_t next_cap = 0;
+  while (left > 0) {
+    std::uint32_t best = kNone;
+    double best_share = kInf;
+    while (!link_heap_.empty()) {
+      const auto [queued, l] = link_heap_.front();
+      std::pop_heap(link_heap_.begin(), link_heap_.end(), by_share);
+      if (unfixed_[l] == 0) {
+        link_heap_.pop_back();
+        continue;
+      }
+      const double share = cap_[l] / usage_[l];
+      if (share != queued) {
+        link_heap_.back() = {share, l};
+        std::push_heap(link_heap_.begin(), link_heap_.end(), by_share);
+        continue;
+      }
+      // Stays queued: its bundles may all be fixed by caps first, or it is the level now.
+      std::push_heap(link_heap_.begin(), link_heap_.end(), by_share);
+      best = l;
+      best_share = share;
+      break;
+    }
+    bool capped = false;
+    for (; next_cap < caps_.size() && caps_[next_cap].first <= best_share; ++next_cap) {
+      Bundle& b = bundles_[caps_[next_cap].second];
+      if (b.fixed) continue;
+      fix(b, b.key.bottleneck_Bps);
+      --left;
+      capped = true;
+    }
+    if (capped || left == 0) continue;
+    COLLSIM_ASSERT(best != kNone, "progressive filling found no limit for an unfixed bundle");
+    const double level = std::max(best_share, 0.0);
+    const std::size_t left_before = left;
+    for (std::uint32_t id : link_bundles_[best]) {
+      Bundle& b = bundles_[id];
+      if (b.fixed) continue;
+      fix(b, std::min(level / b.key.penalty, b.key.bottleneck_Bps));
+      --left;
+    }
+    COLLSIM_ASSERT(left < left_before, "progressive filling made no progress");
+  }
+  // Bring each clock to now at the rate it had, then date the first member at the new rate. A
+  // bundle whose rate and members did not change keeps its queued date.
+  for (std::uint32_t id : comp_bundles_) {
+    Bundle& b = bundles_[id];
+    if (!b.touched && b.rate == b.old_rate && due_.contains(id)) continue;
+    if (now != b.last_s) {
+      b.clock += b.old_rate * (now - b.last_s);
+      b.last_s = now;
+    }
+    stats_.redated += b.count;
+    redate(id);
+  }
+  for (std::uint32_t id : touched_) bundles_[id].touched = false;
+  touched_.clear();
+}
+
+}  // namespace collsim::detail

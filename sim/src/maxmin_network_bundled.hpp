@@ -1,0 +1,144 @@
+// The replay engine's default network model: the same weighted max-min sharing as
+// PerFlowMaxMinNetwork (maxmin_network.hpp), computed over bundles of interchangeable flows.
+//
+// Why: on an oversubscribed cluster a reshare takes in every flow crossing the congested leaf
+// links (hundreds at n = 1,024) and almost all of them change rate, so a per-flow solver pays
+// for every flow at every completion: about n^3 work per run. But flows that cross the same
+// links that can bind, with the same cap and the same sharing penalty, get the same rate in
+// every max-min solution, at every date. A bundle holds them all: the solver sees one weighted
+// variable per bundle, and the bundle's members are dated by one clock (the bytes each member
+// has moved since the bundle was made), so a rate change costs one heap update per bundle, not
+// one per flow. A flow's bytes left are (its finish mark - the clock).
+//
+// A flow's bundle follows the links of its route that bind now (PerFlowMaxMinNetwork::can_bind):
+// when a link starts or stops binding, its flows move to the bundle of their new link set. A
+// flow that crosses no binding link has a bundle of its own (nothing but its cap limits it).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "maxmin_network.hpp"
+
+namespace collsim::detail {
+
+class BundledMaxMinNetwork {
+ public:
+  static constexpr std::size_t kMaxRoute = PerFlowMaxMinNetwork::kMaxRoute;
+  static constexpr std::uint32_t kNone = PerFlowMaxMinNetwork::kNone;
+
+  /// The same contract as PerFlowMaxMinNetwork (add, reshare, take_due); the rates are the same
+  /// up to rounding (the per-flow solver sums one flow at a time, this one a bundle at a time).
+  BundledMaxMinNetwork(const LinkTable& links, bool prune_links);
+
+  void add(double now_s, double bytes, double bottleneck_Bps, double penalty, std::span<const std::uint32_t> links,
+           std::uint64_t tag);
+  bool needs_reshare() const { return !dirty_links_.empty() || !started_.empty(); }
+  void reshare(double now_s);
+  bool idle() const { return due_.empty(); }
+  double next_due_s() const { return due_.top_date(); }
+  std::uint64_t take_due();
+  const ReplaySharingStats& stats() const { return stats_; }
+
+ private:
+  struct Flow {
+    std::uint64_t tag = 0;
+    double bytes_left = 0;  // until the flow joins a bundle (at the next reshare)
+    double mark = 0;        // done when its bundle's clock reaches this
+    double bottleneck_Bps = 0;
+    double penalty = 1;
+    std::uint32_t rekeyed = 0;     // reshare epoch in which the flow last changed bundle
+    std::uint32_t num_links = 0;
+    std::array<std::uint32_t, kMaxRoute> link{};
+    std::array<std::uint32_t, kMaxRoute> pos{};  // index of this flow in link_flows_[link[i]]
+  };
+
+  // What makes flows interchangeable: the binding links (sorted), the cap and the penalty.
+  struct Key {
+    std::array<std::uint32_t, kMaxRoute> link{};
+    std::uint32_t num_links = 0;
+    double bottleneck_Bps = 0;
+    double penalty = 0;
+    bool operator==(const Key& o) const {
+      return num_links == o.num_links && link == o.link && bottleneck_Bps == o.bottleneck_Bps && penalty == o.penalty;
+    }
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const;
+  };
+
+  // Which bundle a flow is in, apart from Flow: top() checks it for every heap entry it meets,
+  // and a small dense array stays in cache where the flows do not.
+  struct Owner {
+    std::uint32_t bundle = kNone;
+    std::uint32_t generation = 0;  // bumped at every join: older heap entries are stale
+  };
+
+  struct Entry {
+    double mark;
+    std::uint32_t slot;
+    std::uint32_t generation;
+  };
+
+  // What the solve reads (key, seen, count, then the rates) comes first: two cache lines.
+  struct alignas(64) Bundle {
+    Key key;
+    std::uint32_t seen = 0;
+    std::uint32_t count = 0;
+    double rate = 0;
+    double old_rate = 0;
+    bool fixed = false;
+    bool touched = false;  // members joined or left since the last reshare
+    bool shared = false;   // in bundle_of_ (a bundle without binding links is private to its flow)
+    double clock = 0;      // bytes each member moved since the bundle was made, as of last_s
+    double last_s = 0;
+    std::array<std::uint32_t, kMaxRoute> pos{};  // index in link_bundles_[key.link[i]]
+    std::vector<Entry> heap;  // members by finish mark (min-heap, stale entries skipped)
+  };
+
+  void mark_dirty(const std::uint32_t* links, std::uint32_t count);
+  bool can_bind(std::uint32_t l) const;
+  void advance(Bundle& b, double now) const;
+  std::uint32_t bundle_for(const Flow& f);
+  void join(std::uint32_t slot, double bytes_left, double now);
+  void leave(std::uint32_t slot);
+  void drop_if_empty(std::uint32_t id);
+  const Entry* top(std::uint32_t id);
+  void redate(std::uint32_t id);
+
+  const LinkTable& L_;
+  bool prune_links_;
+  std::vector<Flow> slots_;
+  std::vector<Owner> owner_;  // per slot
+  std::vector<std::uint32_t> free_slots_;
+  std::vector<Bundle> bundles_;
+  std::vector<std::uint32_t> free_bundles_;
+  std::unordered_map<Key, std::uint32_t, KeyHash> bundle_of_;
+  std::vector<std::vector<std::uint32_t>> link_flows_;
+  std::vector<std::vector<std::uint32_t>> link_bundles_;  // bundles whose key holds the link
+  std::vector<double> link_caps_Bps_;  // per link: sum of its flows' caps (for can_bind)
+  std::vector<std::uint32_t> link_seen_;
+  std::vector<std::uint8_t> link_binds_;
+  std::vector<double> cap_;
+  std::vector<std::uint32_t> unfixed_;
+  std::vector<double> usage_;
+  std::uint32_t epoch_ = 0;
+  std::vector<std::uint32_t> dirty_links_;
+  std::vector<std::uint8_t> dirty_flag_;
+  std::vector<std::uint32_t> started_;
+  std::vector<std::uint32_t> touched_;  // bundles that members joined or left
+  std::vector<std::uint32_t> flipped_;  // dirty links whose binding status changed
+  std::vector<std::pair<double, std::uint32_t>> caps_;
+  std::vector<std::uint32_t> comp_links_;
+  std::vector<std::pair<double, std::uint32_t>> link_heap_;  // (share, link)
+  std::vector<std::uint32_t> comp_bundles_;
+  std::vector<std::uint32_t> stack_;
+  DueHeap due_;  // bundles with members, by their first member's completion date
+  ReplaySharingStats stats_;
+};
+
+}  // namespace collsim::detail

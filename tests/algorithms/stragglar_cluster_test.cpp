@@ -1,0 +1,138 @@
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "collsim/algorithms/generators.hpp"
+#include "collsim/algorithms/reference_executor.hpp"
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/algorithms/verifier.hpp"
+#include "collsim/models/error.hpp"
+
+namespace collsim {
+namespace {
+
+Schedule cluster(Rank n, std::uint32_t gpus_per_node, std::uint32_t slice_chunks = 6) {
+  AlgorithmOptions options;
+  options.n = n;
+  options.gpus_per_node = gpus_per_node;
+  options.pipeline_chunks = slice_chunks;
+  return generate_stragglar_cluster(options);
+}
+
+TEST(StragglarCluster, CorrectForManyNodeCountsAndNodeSizes) {
+  for (const std::uint32_t g : {1u, 2u, 3u, 4u, 8u}) {
+    for (std::uint32_t nodes = 1; nodes <= 11; ++nodes) {
+      const Rank n = g * nodes;
+      if (n < 2) continue;
+      for (const std::uint32_t depth : {2u, 6u}) {
+        const Schedule s = cluster(n, g, depth);
+        const std::string what = "G=" + std::to_string(g) + " nodes=" + std::to_string(nodes) + " depth=" +
+                                 std::to_string(depth);
+        const auto d = verify_schedule(s);
+        ASSERT_TRUE(d.empty()) << what << ": " << format_diagnostic(s, d[0]);
+        const auto ref = execute_reference(s, 2);
+        ASSERT_TRUE(ref.correct) << what << ": " << ref.first_mismatch;
+        EXPECT_EQ(s.straggler, static_cast<std::int64_t>(n - 1)) << what;
+      }
+    }
+  }
+}
+
+TEST(StragglarCluster, AnyStragglerThroughTheTable) {
+  for (const Rank straggler : {0u, 5u, 13u}) {
+    AlgorithmOptions options{24, straggler, 4, 4};
+    const Schedule s = generate_schedule("stragglar_cluster", options);
+    EXPECT_EQ(s.straggler, static_cast<std::int64_t>(straggler));
+    const auto d = verify_schedule(s);
+    ASSERT_TRUE(d.empty()) << format_diagnostic(s, d[0]);
+    EXPECT_TRUE(execute_reference(s, 2).correct);
+  }
+}
+
+// Everything that does not need the straggler happens before it: it takes part in the last
+// phase only, and that phase is all that is left.
+TEST(StragglarCluster, StragglerTakesPartInTheCompletionOnly) {
+  for (const std::uint32_t g : {1u, 2u, 4u}) {
+    const Rank n = 5 * g;
+    const Schedule s = cluster(n, g);
+    ASSERT_EQ(s.phases.back().name(), "completion");
+    for (std::size_t p = 0; p + 1 < s.phases.size(); ++p) {
+      for (const Transfer& t : s.phases[p].transfers()) {
+        EXPECT_NE(t.src, n - 1) << s.phases[p].name();
+        EXPECT_NE(t.dst, n - 1) << s.phases[p].name();
+      }
+    }
+  }
+}
+
+// After the arrival no NIC carries more than one slice each way (the lower bound: every other
+// node must take in the straggler's whole buffer through its G NICs), and the straggler sends
+// its buffer once over NVLink (handing slice G-1 to one keeper per chunk, not to every peer).
+TEST(StragglarCluster, CompletionLoadsEachNicWithOneSlice) {
+  const std::uint32_t g = 4, nodes = 7, slice = 6;
+  const Rank n = g * nodes;
+  const Schedule s = cluster(n, g, slice);
+  std::vector<std::uint32_t> nic_out(n, 0), nic_in(n, 0), nvlink_out(n, 0);
+  for (const Transfer& t : s.phases.back().transfers()) {
+    if (t.src / g != t.dst / g) {
+      nic_out[t.src] += t.chunk_count;
+      nic_in[t.dst] += t.chunk_count;
+      EXPECT_EQ(t.src % g, t.dst % g) << t.src << "->" << t.dst << " leaves its rail";
+    } else {
+      nvlink_out[t.src] += t.chunk_count;
+    }
+  }
+  for (Rank r = 0; r < n; ++r) {
+    EXPECT_LE(nic_out[r], slice) << "rank " << r;
+    EXPECT_LE(nic_in[r], slice) << "rank " << r;
+  }
+  EXPECT_EQ(nvlink_out[n - 1], s.num_chunks);
+}
+
+TEST(StragglarCluster, RejectsBadNodeSizesAndDepths) {
+  EXPECT_THROW(cluster(12, 8), ScheduleError);
+  EXPECT_THROW(cluster(12, 0), ScheduleError);
+  EXPECT_THROW(cluster(12, 4, 5), ScheduleError);
+  EXPECT_THROW(cluster(12, 4, 0), ScheduleError);
+  try {
+    cluster(12, 4, 7);
+    FAIL() << "odd depth accepted";
+  } catch (const ScheduleError& e) {
+    EXPECT_NE(std::string(e.what()).find("pipeline_chunks = 7"), std::string::npos) << e.what();
+  }
+}
+
+// The depth follows the buffer: one step for a small buffer (latency-bound), deep pipelines for
+// large ones, capped; the sizing is used only when the options give no depth.
+TEST(StragglarCluster, PipelineDepthFollowsTheBufferSize) {
+  AlgorithmOptions options{1024, {}, 0, 8};
+  const Schedule unsized = generate_schedule("stragglar_cluster", options);
+  EXPECT_EQ(unsized.num_chunks, 8u * find_algorithm("stragglar_cluster").default_pipeline_chunks);
+  options.network_latency_s = 10e-6;
+  options.network_bandwidth_Bps = 50e9;
+  options.size_bytes = 1 << 20;
+  EXPECT_EQ(stragglar_cluster_depth(options), 2u);
+  options.size_bytes = 1 << 30;
+  // sqrt((7 + 2) * 2^30 / (8 * 50e9) / (2 * 10us)) = 34.8 steps.
+  EXPECT_EQ(stragglar_cluster_depth(options), 70u);
+  EXPECT_EQ(generate_schedule("stragglar_cluster", options).num_chunks, 8u * 70u);
+  options.size_bytes = 1e12;
+  EXPECT_EQ(stragglar_cluster_depth(options), 128u);
+  options.pipeline_chunks = 6;
+  EXPECT_EQ(generate_schedule("stragglar_cluster", options).num_chunks, 8u * 6u);
+  // Rows without depth_for ignore the sizing.
+  AlgorithmOptions tree{16, {}, 0, 0, 1 << 20, 10e-6, 50e9};
+  EXPECT_EQ(generate_schedule("double_binary_tree", tree).num_chunks, find_algorithm("double_binary_tree").default_pipeline_chunks);
+}
+
+TEST(StragglarCluster, TableRowIsStragglerAwareAndHierarchical) {
+  const AlgorithmInfo& info = find_algorithm("stragglar_cluster");
+  EXPECT_TRUE(info.straggler_aware);
+  EXPECT_TRUE(info.hierarchical);
+  EXPECT_FALSE(info.unsupported_reason(16).empty());
+  EXPECT_TRUE(info.unsupported_reason(16, NConstraintContext{Rank{8}}).empty());
+  EXPECT_FALSE(info.unsupported_reason(12, NConstraintContext{Rank{8}}).empty());
+}
+
+}  // namespace
+}  // namespace collsim
