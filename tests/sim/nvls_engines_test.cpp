@@ -193,9 +193,15 @@ TEST(NvlsEngines, RunsInsideOneNodeOfAnH100Cluster) {
   const Schedule s = generate_schedule("nvls", AlgorithmOptions{8, {}, 4});
   std::vector<double> arrival(8, 0.0);
   arrival[7] = 1e-4;
-  const RunResult r = ReplayEngine().run(s, config(cluster, 1 << 28, StartMode::Eager, arrival));
+  const RunConfig c = config(cluster, 1 << 28, StartMode::Eager, arrival);
+  const RunResult r = ReplayEngine().run(s, c);
   const double t = cluster.cluster.nvlink_latency_s / 2 + (1 << 28) / 4.0 / cluster.cluster.nvlink_bandwidth_Bps;
   expect_rel(r.time_s, 1e-4 + 5 * t, "one DGX H100 node");
+  expect_rel(ReplayEngine(ReplayOptions{false, true}).run(s, c).time_s, r.time_s, "event path");
+#ifdef COLLSIM_HAVE_SIMGRID
+  // The cluster's platform is a full zone with a one-link route to and from the switch host.
+  expect_rel(make_simgrid_engine()->run(s, c).time_s, r.time_s, "simgrid");
+#endif
 }
 
 // A switch rank pays no launch: GPU 0 reduces into the switch in round 0 and the switch
