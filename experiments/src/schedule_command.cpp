@@ -84,7 +84,8 @@ int schedule_command(const Args& args, std::ostream& out) {
   parser.option("algo", "-a", "NAME", "algorithm: " + algorithm_names())
       .option("n", "-n", "N", "number of ranks (>= 2)")
       .option("straggler", "", "RANK", "the expected straggler (straggler-aware algorithms)")
-      .option("pipeline-chunks", "", "K", "trees: pipeline depth in chunks (0 = default)", "0")
+      .option("pipeline-chunks", "", "K",
+              "pipelined algorithms (trees, nvls): pipeline depth in chunks (0 = the algorithm's default)", "0")
       .option("gpus-per-node", "", "G", "hierarchical algorithms: GPUs per node (n must be a multiple)", "0")
       .option("format", "", "text|json|stats", "output format", "text");
   if (!parser.parse(args)) {
