@@ -46,8 +46,9 @@ struct TimedAlgebra {
   using Time = Timed;
   static Timed later(const Timed& a, const Timed& b) { return collsim::later(a, b); }
   static Timed at_least(const Timed& t, double gate_s) { return collsim::later(t, Timed{gate_s, {}, {}, 0}); }
-  static Timed applied(Timed arrived, const Transfer& t, double bytes, double apply_s) {
-    if (t.op == Op::Reduce) arrived.reduce_bytes += bytes;  // counted even at gamma = 0, so a fit sees it
+  static Timed applied(Timed arrived, const Transfer& /*t*/, double reduced_bytes, double apply_s) {
+    // Counted even at gamma = 0, so a fit sees it; 0 for a copy and for a switch's reduction.
+    arrived.reduce_bytes += reduced_bytes;
     arrived.t += apply_s;
     return arrived;
   }
@@ -78,7 +79,7 @@ class CountingNet {
     next_ = 0;
     for (std::size_t i = 0; i < round.size(); ++i) {
       const Transfer& x = round[i];
-      COLLSIM_ASSERT(x.src < s_.n && x.dst < s_.n, fmt::format("transfer {} -> {}", x.src, x.dst));
+      COLLSIM_ASSERT(x.src < s_.num_ranks() && x.dst < s_.num_ranks(), fmt::format("transfer {} -> {}", x.src, x.dst));
       topo_.route_into(x.src, x.dst, routes_[i]);
       for (const std::uint32_t l : routes_[i]) {
         if (binding_[l] == 0) continue;
@@ -167,7 +168,10 @@ Schedule collective_schedule(Collective collective, Rank n, std::string_view alg
 CostCoefficients schedule_cost_coefficients(const Schedule& schedule, double size_bytes, const LinkModel& at) {
   // The nvswitch topology splits alpha into two exact halves and gives every port bandwidth B,
   // so the walk below charges alpha + max(port bytes) / B per transfer, the one-port model.
-  return schedule_cost_coefficients(schedule, size_bytes, make_nvswitch(schedule.n, at)).total();
+  Topology star = make_nvswitch(schedule.n, at);
+  // A schedule that reduces in the switch (NVLS) is costed on a switch that can.
+  star.switch_reduction = schedule.num_switch_ranks > 0;
+  return schedule_cost_coefficients(schedule, size_bytes, star).total();
 }
 
 ClassCostCoefficients schedule_cost_coefficients(const Schedule& schedule, double size_bytes, const Topology& topology) {
@@ -185,7 +189,7 @@ ClassCostCoefficients schedule_cost_coefficients(const Schedule& schedule, doubl
   }
   COLLSIM_ASSERT(schedule.num_chunks > 0, "a schedule has at least one chunk");
   // The cost walk is the pure alpha-beta-gamma model: no launch overheads (ExecutionCosts{}).
-  const detail::CostRules rules{size_bytes / schedule.num_chunks, topology.link.gamma_s_per_byte, ExecutionCosts{}};
+  const detail::CostRules rules = detail::cost_rules(schedule, size_bytes, topology.link.gamma_s_per_byte, ExecutionCosts{});
   CountingNet net(schedule, topology, rules);
   std::vector<Timed> ready(schedule.n);
   const std::vector<double> no_gates(schedule.phases.size(), 0.0);

@@ -53,6 +53,11 @@ std::string stragglar_cluster_unsupported(Rank n, std::uint32_t gpus_per_node);
 /// and gpus_per_node > 0 (generate_schedule() only calls it then).
 std::uint32_t stragglar_cluster_depth(const AlgorithmOptions& options);
 
+/// In-switch reduction and multicast over one switch rank, pipelined over options.pipeline_chunks.
+Schedule generate_nvls(const AlgorithmOptions& options);
+/// Empty unless the context says the switch cannot reduce or the GPUs span several nodes.
+std::string nvls_unsupported(Rank n, const NConstraintContext& context);
+
 Schedule generate_stragglar(const AlgorithmOptions& options);
 std::string stragglar_unsupported(Rank n);
 
