@@ -130,8 +130,8 @@ TEST(StragglarCluster, TableRowIsStragglerAwareAndHierarchical) {
   EXPECT_TRUE(info.straggler_aware);
   EXPECT_TRUE(info.hierarchical);
   EXPECT_FALSE(info.unsupported_reason(16).empty());
-  EXPECT_TRUE(info.unsupported_reason(16, NConstraintContext{Rank{8}}).empty());
-  EXPECT_FALSE(info.unsupported_reason(12, NConstraintContext{Rank{8}}).empty());
+  EXPECT_TRUE(info.unsupported_reason(16, NConstraintContext{Rank{8}, std::nullopt}).empty());
+  EXPECT_FALSE(info.unsupported_reason(12, NConstraintContext{Rank{8}, std::nullopt}).empty());
 }
 
 }  // namespace
