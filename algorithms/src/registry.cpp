@@ -231,7 +231,20 @@ Schedule generate_schedule(std::string_view name, const AlgorithmOptions& option
       // Swap the roles of rank n-1 and the requested straggler; every other rank keeps its id.
       std::vector<Rank> new_rank_of(options.n);
       std::iota(new_rank_of.begin(), new_rank_of.end(), Rank{0});
-      std::swap(new_rank_of[straggler], new_rank_of[options.n - 1]);
+      const std::uint32_t g = options.gpus_per_node;
+      if (info.hierarchical && g > 0) {
+        // Keep nodes and rails whole: swap the straggler's node with the last one and its local
+        // index with the last one, so that NVLink steps stay inside nodes and NIC steps on rails.
+        const Rank last_node = options.n / g - 1, node = straggler / g, local = straggler % g;
+        for (Rank r = 0; r < options.n; ++r) {
+          Rank to_node = r / g, to_local = r % g;
+          if (to_node == node || to_node == last_node) to_node = to_node == node ? last_node : node;
+          if (to_local == local || to_local == g - 1) to_local = to_local == local ? g - 1 : local;
+          new_rank_of[r] = to_node * g + to_local;
+        }
+      } else {
+        std::swap(new_rank_of[straggler], new_rank_of[options.n - 1]);
+      }
       schedule.relabel(new_rank_of);
     }
   }

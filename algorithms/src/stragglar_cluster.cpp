@@ -11,23 +11,26 @@
 // nodes form tree A (binary heap over nodes 0..N-2) and tree B (the same heap over them in
 // reverse order); on rail l both trees hang below the late node's GPU l, the rail's "top".
 //
-//   before the straggler arrives                     after it arrives (round r, pipelined)
-//   ready nodes: ring ReduceScatter of slices        straggler -> peer l: its step r of slice l
-//   late node:   peers ring-RS slices 0..G-2,        keepers -> straggler: step r of slice G-1
-//                gather slice G-1 (chunk c at a      top of rail l: step r final -> both tree
-//                "keeper" peer, c mod (G-1))         roots and every GPU of its node
-//   rails: pipelined reduce up trees A and B         tree node: final step -> its children one
-//          into the top (rail G-1: the keepers)      round later; every G-1 steps, the block to
-//                                                    the other GPUs of its node, one per round
+//   before the straggler arrives                     after it arrives (chunk c in round c, step j
+//                                                    of the trees in period j+1: rounds 2j+2, 2j+3)
+//   ready nodes: ring ReduceScatter of slices        straggler -> peer l: its chunk c of slice l
+//   late node:   peers ring-RS slices 0..G-2,        keeper(c) -> straggler: chunk c of slice G-1
+//                gather slice G-1 (chunk c at a      top of rail l: final chunk c -> its node's
+//                "keeper" peer, c mod (G-1))         GPUs; final step j -> both tree roots
+//   rails: pipelined reduce up trees A and B,        tree node at depth d: step j in period
+//          one period per level, into the top        j+1+d, to its children in the next; every
+//          (rail G-1: into the keepers)              G-1 steps, the block to the other GPUs of
+//                                                    its node, one GPU per round in rotation
 //
-// Rail G-1's top is the straggler itself; it hands each final chunk of slice G-1 to its keeper,
-// which forwards it to the other peers (so the straggler sends S, not 2 S, over NVLink). With
-// one GPU per node there are no peers: the roots then hand their sums to the straggler after the
-// arrival, one round later. After the arrival every NIC carries one slice
-// (S/G bytes) and the straggler sends S over NVLink, against the lower bound of S/G per NIC
-// (every other node must receive S bytes that depend on the straggler through its G NICs); the
-// rest is P + tree depth + 3 rounds of latency. ports = the most transfers a rank starts in one
-// round (a rank drives its NVLink and its NIC at once).
+// Tree messages use the slot (round of the period) given by the edge's colour, as in NCCL's
+// double binary tree, so every NIC sends and receives one chunk per round. Rail G-1's top is
+// the straggler itself; it hands each final chunk of slice G-1 to its keeper, which forwards it
+// to the other peers (so the straggler sends S, not 2 S, over NVLink). With one GPU per node
+// there are no peers: the roots then hand their sums to the straggler after the arrival. After
+// the arrival every NIC carries one slice (S/G bytes), the lower bound (every other node must
+// receive S bytes that depend on the straggler through its G NICs), in about P + D + 2 periods
+// (D the trees' depth). ports = the most transfers a rank starts in one round (a rank drives its
+// NVLink and its NIC at once).
 #include <fmt/format.h>
 
 #include <algorithm>
