@@ -106,6 +106,8 @@ TEST(MaxMinBundles, ShippedContendedFabricsMatchThePerFlowSolver) {
 
   const Topology dgx1 = load_topology("dgx1");
   for (const auto& info : all_algorithms()) {
+    // dgx1's switchless mesh cannot reduce in the network: rows that need it are refused there.
+    if (!info.unsupported_reason(8, topology_context(dgx1)).empty()) continue;
     Schedule s8;
     try {
       s8 = generate_schedule(info.name, AlgorithmOptions{8, {}, 0});
