@@ -331,11 +331,23 @@ void BundledMaxMinNetwork::reshare(double now) {
   for (std::uint32_t id : touched_) {
     if (bundles_[id].count > 0) add_bundle(id);
   }
+  // Every bundle on a link of the component is in the component: the link's weight and count
+  // are summed in the same pass.
   while (!stack_.empty()) {
     const std::uint32_t l = stack_.back();
     stack_.pop_back();
     comp_links_.push_back(l);
-    for (std::uint32_t id : link_bundles_[l]) add_bundle(id);
+    std::uint32_t unfixed = 0;
+    double usage = 0;
+    for (std::uint32_t id : link_bundles_[l]) {
+      add_bundle(id);
+      const Bundle& b = bundles_[id];
+      unfixed += b.count;
+      usage += b.count * (1.0 / b.key.penalty);
+    }
+    cap_[l] = L_.bandwidth_Bps[l];
+    unfixed_[l] = unfixed;
+    usage_[l] = usage;
   }
   ++stats_.reshares;
   stats_.links_reshared += comp_links_.size();
@@ -359,18 +371,6 @@ void BundledMaxMinNetwork::reshare(double now) {
     sorted = sorted && (caps_.size() < 2 || caps_[caps_.size() - 2].first <= caps_.back().first);
   }
   if (!sorted) std::sort(caps_.begin(), caps_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (std::uint32_t l : comp_links_) {
-    cap_[l] = L_.bandwidth_Bps[l];
-    std::uint32_t unfixed = 0;
-    double usage = 0;
-    for (std::uint32_t id : link_bundles_[l]) {
-      const Bundle& b = bundles_[id];
-      unfixed += b.count;
-      usage += b.count * (1.0 / b.key.penalty);
-    }
-    unfixed_[l] = unfixed;
-    usage_[l] = usage;
-  }
   const auto fix = [this](Bundle& b, double rate) {
     b.fixed = true;
     b.rate = rate;
