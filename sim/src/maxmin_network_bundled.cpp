@@ -14,8 +14,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // capacity by more than this (relative).
 constexpr double kBindTolerance = 1e-12;
 
-// Heap order of a bundle's members: earliest finish mark first, then slot (deterministic ties).
-bool later(const auto& a, const auto& b) { return a.mark > b.mark || (a.mark == b.mark && a.slot > b.slot); }
+// Heap order of a bundle's members: earliest finish_bytes first, then slot (deterministic ties).
+bool later(const auto& a, const auto& b) { return a.finish_bytes > b.finish_bytes || (a.finish_bytes == b.finish_bytes && a.slot > b.slot); }
 
 }  // namespace
 
@@ -59,7 +59,7 @@ void BundledMaxMinNetwork::add(double now_s, double bytes, double bottleneck_Bps
   ++stats_.flows;
   Flow& f = slots_[slot];
   f.tag = tag;
-  f.bytes_left = bytes;
+  f.left_bytes = bytes;
   f.bottleneck_Bps = bottleneck_Bps;
   f.penalty = penalty;
   owner_[slot].bundle = kNone;
@@ -141,7 +141,7 @@ bool BundledMaxMinNetwork::can_bind(std::uint32_t l) const {
 
 void BundledMaxMinNetwork::advance(Bundle& b, double now) const {
   if (now == b.last_s) return;
-  b.clock += b.rate * (now - b.last_s);
+  b.moved_bytes += b.rate * (now - b.last_s);
   b.last_s = now;
 }
 
@@ -171,7 +171,7 @@ std::uint32_t BundledMaxMinNetwork::bundle_for(const Flow& f) {
   b.key = key;
   b.shared = shared;
   b.count = 0;
-  b.clock = 0;
+  b.moved_bytes = 0;
   b.last_s = 0;
   b.rate = 0;
   b.old_rate = 0;
@@ -190,11 +190,11 @@ std::uint32_t BundledMaxMinNetwork::bundle_for(const Flow& f) {
   return id;
 }
 
-void BundledMaxMinNetwork::join(std::uint32_t slot, double bytes_left, double now) {
+void BundledMaxMinNetwork::join(std::uint32_t slot, double left_bytes, double now) {
   const std::uint32_t id = bundle_for(slots_[slot]);
   Bundle& b = bundles_[id];
   if (b.count == 0) {
-    b.clock = 0;  // a fresh clock keeps the marks small, so their rounding stays small
+    b.moved_bytes = 0;  // a fresh clock keeps finish_bytes small, so their rounding stays small
     b.last_s = now;
   } else {
     advance(b, now);
@@ -203,8 +203,8 @@ void BundledMaxMinNetwork::join(std::uint32_t slot, double bytes_left, double no
   Owner& o = owner_[slot];
   o.bundle = id;
   ++o.generation;
-  f.mark = b.clock + bytes_left;
-  b.heap.push_back(Entry{f.mark, slot, o.generation});
+  f.finish_bytes = b.moved_bytes + left_bytes;
+  b.heap.push_back(Entry{f.finish_bytes, slot, o.generation});
   std::push_heap(b.heap.begin(), b.heap.end(), [](const Entry& x, const Entry& y) { return later(x, y); });
   ++b.count;
   if (!b.touched) {
@@ -270,7 +270,7 @@ void BundledMaxMinNetwork::redate(std::uint32_t id) {
     due_.erase(id);
     return;
   }
-  due_.set(id, b.last_s + std::max(0.0, first->mark - b.clock) / b.rate);
+  due_.set(id, b.last_s + std::max(0.0, first->finish_bytes - b.moved_bytes) / b.rate);
 }
 
 // The per-flow solver's progressive filling (see maxmin_network.cpp), one bundle at a time:
@@ -304,12 +304,12 @@ void BundledMaxMinNetwork::reshare(double now) {
       f.rekeyed = epoch_;
       Bundle& b = bundles_[owner_[slot].bundle];
       advance(b, now);
-      const double left = std::max(0.0, f.mark - b.clock);
+      const double left = std::max(0.0, f.finish_bytes - b.moved_bytes);
       leave(slot);
       join(slot, left, now);
     }
   }
-  for (std::uint32_t slot : started_) join(slot, slots_[slot].bytes_left, now);
+  for (std::uint32_t slot : started_) join(slot, slots_[slot].left_bytes, now);
   started_.clear();
 
   const auto add_bundle = [this](std::uint32_t id) {
@@ -331,11 +331,23 @@ void BundledMaxMinNetwork::reshare(double now) {
   for (std::uint32_t id : touched_) {
     if (bundles_[id].count > 0) add_bundle(id);
   }
+  // Every bundle on a link of the component is in the component: the link's weight and count
+  // are summed in the same pass.
   while (!stack_.empty()) {
     const std::uint32_t l = stack_.back();
     stack_.pop_back();
     comp_links_.push_back(l);
-    for (std::uint32_t id : link_bundles_[l]) add_bundle(id);
+    std::uint32_t unfixed = 0;
+    double usage = 0;
+    for (std::uint32_t id : link_bundles_[l]) {
+      add_bundle(id);
+      const Bundle& b = bundles_[id];
+      unfixed += b.count;
+      usage += b.count * (1.0 / b.key.penalty);
+    }
+    cap_[l] = L_.bandwidth_Bps[l];
+    unfixed_[l] = unfixed;
+    usage_[l] = usage;
   }
   ++stats_.reshares;
   stats_.links_reshared += comp_links_.size();
@@ -359,18 +371,6 @@ void BundledMaxMinNetwork::reshare(double now) {
     sorted = sorted && (caps_.size() < 2 || caps_[caps_.size() - 2].first <= caps_.back().first);
   }
   if (!sorted) std::sort(caps_.begin(), caps_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (std::uint32_t l : comp_links_) {
-    cap_[l] = L_.bandwidth_Bps[l];
-    std::uint32_t unfixed = 0;
-    double usage = 0;
-    for (std::uint32_t id : link_bundles_[l]) {
-      const Bundle& b = bundles_[id];
-      unfixed += b.count;
-      usage += b.count * (1.0 / b.key.penalty);
-    }
-    unfixed_[l] = unfixed;
-    usage_[l] = usage;
-  }
   const auto fix = [this](Bundle& b, double rate) {
     b.fixed = true;
     b.rate = rate;
@@ -442,7 +442,7 @@ void BundledMaxMinNetwork::reshare(double now) {
     Bundle& b = bundles_[id];
     if (!b.touched && b.rate == b.old_rate && due_.contains(id)) continue;
     if (now != b.last_s) {
-      b.clock += b.old_rate * (now - b.last_s);
+      b.moved_bytes += b.old_rate * (now - b.last_s);
       b.last_s = now;
     }
     stats_.redated += b.count;

@@ -6,9 +6,9 @@
 // for every flow at every completion: about n^3 work per run. But flows that cross the same
 // links that can bind, with the same cap and the same sharing penalty, get the same rate in
 // every max-min solution, at every date. A bundle holds them all: the solver sees one weighted
-// variable per bundle, and the bundle's members are dated by one clock (the bytes each member
-// has moved since the bundle was made), so a rate change costs one heap update per bundle, not
-// one per flow. A flow's bytes left are (its finish mark - the clock).
+// variable per bundle, and the bundle's members are dated by one clock, moved_bytes (the bytes each
+// member has moved since the bundle was made), so a rate change costs one heap update per bundle,
+// not one per flow. A flow's bytes left are its finish_bytes - the bundle's moved_bytes.
 //
 // A flow's bundle follows the links of its route that bind now (PerFlowMaxMinNetwork::can_bind):
 // when a link starts or stops binding, its flows move to the bundle of their new link set. A
@@ -47,8 +47,8 @@ class BundledMaxMinNetwork {
  private:
   struct Flow {
     std::uint64_t tag = 0;
-    double bytes_left = 0;  // until the flow joins a bundle (at the next reshare)
-    double mark = 0;        // done when its bundle's clock reaches this
+    double left_bytes = 0;  // until the flow joins a bundle (at the next reshare)
+    double finish_bytes = 0;  // done when its bundle's moved_bytes reaches this
     double bottleneck_Bps = 0;
     double penalty = 1;
     std::uint32_t rekeyed = 0;     // reshare epoch in which the flow last changed bundle
@@ -79,7 +79,7 @@ class BundledMaxMinNetwork {
   };
 
   struct Entry {
-    double mark;
+    double finish_bytes;
     std::uint32_t slot;
     std::uint32_t generation;
   };
@@ -94,17 +94,17 @@ class BundledMaxMinNetwork {
     bool fixed = false;
     bool touched = false;  // members joined or left since the last reshare
     bool shared = false;   // in bundle_of_ (a bundle without binding links is private to its flow)
-    double clock = 0;      // bytes each member moved since the bundle was made, as of last_s
+    double moved_bytes = 0;  // bytes each member moved since the bundle was made, as of last_s
     double last_s = 0;
     std::array<std::uint32_t, kMaxRoute> pos{};  // index in link_bundles_[key.link[i]]
-    std::vector<Entry> heap;  // members by finish mark (min-heap, stale entries skipped)
+    std::vector<Entry> heap;  // members by finish_bytes (min-heap, stale entries skipped)
   };
 
   void mark_dirty(const std::uint32_t* links, std::uint32_t count);
   bool can_bind(std::uint32_t l) const;
   void advance(Bundle& b, double now) const;
   std::uint32_t bundle_for(const Flow& f);
-  void join(std::uint32_t slot, double bytes_left, double now);
+  void join(std::uint32_t slot, double left_bytes, double now);
   void leave(std::uint32_t slot);
   void drop_if_empty(std::uint32_t id);
   const Entry* top(std::uint32_t id);

@@ -27,8 +27,10 @@
 // millions of transfers per second). Otherwise an event-driven simulation re-shares bandwidth
 // once per simulated date, among the flows connected to what changed through links that can
 // bind (their flows' caps exceed their capacity). That covers every topology, oversubscribed
-// fabrics included: there a few congested leaf uplinks bind at a time, so a StragglAR run at
-// n = 1,024 on a 2:1 fabric takes seconds where SimGrid's full re-solve takes minutes.
+// fabrics included: there a few congested leaf uplinks bind at a time, and flows that cross the
+// same binding links (with the same cap and penalty) are solved and dated as one bundle, so a
+// StragglAR run at n = 1,024 on a 2:1 fabric takes seconds where SimGrid's full re-solve takes
+// minutes.
 #pragma once
 
 #include <cstdint>
