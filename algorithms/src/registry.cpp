@@ -55,6 +55,16 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .n_constraint = &flat<&stragglar_unsupported>,
        .generate = &generate_stragglar,
        .closed_form = &stragglar_closed_form},
+      {.name = "stragglar_online",
+       .summary = "StragglAR relabelled at run time for whoever arrives last (k late ranks folded in as they come)",
+       .reference = kStragglarPaper,
+       .supported_n = "every n >= 2 (late ranks 1..n-1)",
+       .role = AlgorithmRole::Studied,
+       .straggler_aware = true,
+       .n_constraint = &flat<&stragglar_online_unsupported>,
+       .generate = &generate_stragglar_online,
+       .closed_form = &stragglar_online_closed_form,
+       .relabel_at_run_time = true},
       {.name = "ring",
        .summary = "ring ReduceScatter + ring AllGather over n chunks",
        .reference = "Patarasuk, Yuan: Bandwidth optimal all-reduce algorithms for clusters of workstations (JPDC 2009)",
@@ -147,10 +157,15 @@ std::string algorithm_names() {
   return names;
 }
 
-const AlgorithmInfo& find_algorithm(std::string_view name) {
+const AlgorithmInfo* find_algorithm_or_null(std::string_view name) {
   for (const auto& a : all_algorithms()) {
-    if (a.name == name) return a;
+    if (a.name == name) return &a;
   }
+  return nullptr;
+}
+
+const AlgorithmInfo& find_algorithm(std::string_view name) {
+  if (const AlgorithmInfo* info = find_algorithm_or_null(name)) return *info;
   throw ConfigError(fmt::format("unknown algorithm '{}' (known: {})", quote_excerpt(name), algorithm_names()));
 }
 
@@ -173,7 +188,8 @@ Schedule generate_schedule(std::string_view name, const AlgorithmOptions& option
   if (filled.pipeline_chunks == 0) filled.pipeline_chunks = info.default_pipeline_chunks;
   Schedule schedule = info.generate(filled);
   schedule.algorithm = std::string(info.name);
-  if (info.straggler_aware) {
+  // A row relabelled at run time keeps the labels it was built with (late ranks n-k..n-1).
+  if (info.schedule_depends_on_straggler()) {
     schedule.straggler = options.n - 1;
     if (straggler != options.n - 1) {
       // Swap the roles of rank n-1 and the requested straggler; every other rank keeps its id.

@@ -126,6 +126,10 @@ int simulate_command(const Args& args, std::ostream& out) {
       .option("launch", "", "DURATION", "launch overhead per kernel or NCCL group (replay, simgrid)", "0")
       .option("engine", "", "NAME", "closed_form, replay, simgrid or auto (= replay, which models every topology)", "replay")
       .option("pipeline-chunks", "", "K", "trees: pipeline depth in chunks (0 = default)", "0")
+      .option("late-ranks", "", "K", "stragglar_online: ranks expected late (1..n-1)", "1")
+      .option("agreement-cost", "", "DURATION",
+              "stragglar_online: time the present ranks take to agree on who is late (default: 2 x the alpha "
+              "between ranks 0 and n-1)")
       .option("trace", "", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
       .option("max-schedule-memory", "", "SIZE", "refuse an -n whose schedule is estimated to need more memory",
               format_size(kDefaultScheduleMemoryLimit_bytes))
@@ -146,11 +150,13 @@ int simulate_command(const Args& args, std::ostream& out) {
   if (options.n < 2) throw ConfigError(fmt::format("simulate: -n {} is too small (an AllReduce needs n >= 2)", options.n));
   if (auto s = parser.get_optional("straggler")) options.straggler = static_cast<Rank>(parse_unsigned(*s, "--straggler"));
   options.pipeline_chunks = static_cast<std::uint32_t>(parse_unsigned(parser.get("pipeline-chunks"), "--pipeline-chunks"));
+  options.late_ranks = static_cast<std::uint32_t>(parse_unsigned(parser.get("late-ranks"), "--late-ranks"));
   RunConfig config;
   config.size_bytes = parse_size_bytes(parser.get("size"), "--size");
   config.start = parse_start_mode(parser.get("start"), "simulate: --start");
   config.execution.style = parse_execution_style(parser.get("execution"), "simulate: --execution");
   config.execution.launch_s = parse_duration_s(parser.get("launch"), "--launch");
+  if (auto a = parser.get_optional("agreement-cost")) config.agreement_s = parse_duration_s(*a, "--agreement-cost");
   config.record_trace = parser.has("trace");
   if (auto t = parser.get_optional("trace")) output_file_option(*t, "simulate", "--trace");
   const auto seed = parse_unsigned(parser.get("seed"), "--seed");

@@ -227,11 +227,10 @@ void EventSim::activate(std::uint64_t flow, double now) {
 }  // namespace
 
 RunResult ReplayEngine::run(const Schedule& schedule, const RunConfig& config) {
-  std::vector<double> arrivals = checked_arrivals(schedule, config);
+  const detail::RunPlan plan(schedule, config);
   const Topology& topo = config.topology;
   const LinkTable links(topo);
-  Job job{schedule, topo, links, std::move(arrivals), {}, {}, config.record_trace};
-  job.gate_s = phase_gates(schedule, job.arrival_s, config.start);
+  Job job{plan.schedule(), topo, links, plan.arrival_s(), plan.gate_s(), {}, config.record_trace};
   job.rules = detail::CostRules{config.size_bytes / schedule.num_chunks, topo.link.gamma_s_per_byte, config.execution};
   job.prune_links = options_.prune_links;
 

@@ -23,6 +23,9 @@ struct AlgorithmOptions {
   /// Hierarchical algorithms: GPUs per node of the topology in use; 0 = no node structure known.
   /// generate_schedule() passes it to the row's constraint on n.
   std::uint32_t gpus_per_node = 0;
+  /// Algorithms relabelled at run time (stragglar_online): how many ranks are expected late,
+  /// 1..n-1. The first n-late_ranks arrivals start without them. Others ignore it.
+  std::uint32_t late_ranks = 1;
 };
 
 /// What an algorithm's constraint on n may look at besides n. Cluster algorithms will need
@@ -73,12 +76,20 @@ struct AlgorithmInfo {
   /// The eager formula holds whichever rank is late (the schedule is symmetric under rotation,
   /// as the ring). Otherwise it assumes the late rank is n-1 for oblivious algorithms.
   bool closed_form_any_late_rank = false;
+  /// The schedule is built for late ranks n-k..n-1 (k = Schedule::late_ranks) and the engines'
+  /// common entry relabels it for the ranks that actually arrive last, gating each phase on the
+  /// modelled agreement (sim/src/execution_core.hpp, plan_run). generate_schedule() then ignores
+  /// AlgorithmOptions::straggler: who is late is not known when the schedule is built.
+  bool relabel_at_run_time = false;
 
   /// "" if n is supported in `context`, else the reason it is not (n_constraint).
   std::string unsupported_reason(Rank n, const NConstraintContext& context = {}) const {
     return n_constraint(n, context);
   }
   bool has_closed_form() const { return closed_form != nullptr; }
+  /// The schedule must be generated for each expected straggler (straggler-aware and not
+  /// relabelled at run time); otherwise one schedule serves every arrival pattern.
+  bool schedule_depends_on_straggler() const { return straggler_aware && !relabel_at_run_time; }
 };
 
 /// Every registered algorithm, in a fixed order (StragglAR first, then the baselines).
@@ -86,6 +97,9 @@ const std::vector<AlgorithmInfo>& all_algorithms();
 
 /// The names of all algorithms, comma separated (for error messages and --help).
 std::string algorithm_names();
+
+/// The row named `name`, or nullptr (for schedules built outside the table, e.g. in tests).
+const AlgorithmInfo* find_algorithm_or_null(std::string_view name);
 
 /// Looks an algorithm up by name. Throws ConfigError naming the unknown name and the known ones.
 const AlgorithmInfo& find_algorithm(std::string_view name);

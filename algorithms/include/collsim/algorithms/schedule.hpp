@@ -91,6 +91,9 @@ struct Schedule {
   Rank n = 0;                  ///< number of ranks
   std::uint32_t num_chunks = 1;///< equal chunks per rank buffer
   std::int64_t straggler = -1; ///< rank the schedule was built around, -1 if oblivious
+  /// Schedules relabelled at run time (AlgorithmInfo::relabel_at_run_time): how many ranks it
+  /// expects late, labelled n-late_ranks..n-1 in arrival order; 0 for every other schedule.
+  std::uint32_t late_ranks = 0;
   std::uint32_t ports = 1;     ///< max sends and max receives per rank per round
   std::vector<Phase> phases;
 
