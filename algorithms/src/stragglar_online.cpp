@@ -5,18 +5,21 @@
 //
 // The schedule is built for k late ranks at labels m..n-1 (m = n - k) arriving in that order;
 // the engines' common entry relabels it for the ranks that actually come last
-// (sim/src/execution_core.hpp, plan_run). The buffer is cut into m chunks, early rank g owns
-// chunk g:
-//   reduce_scatter   ring ReduceScatter among the m first arrivals (m - 1 rounds)
-//   fold_j           (j < k - 1) late rank m + j adds chunk g into owner g, g = 0..m-1
-//   completion       StragglAR's completion rounds for the m + 1 ranks 0..m-1 and n-1
-//   deliver          (k > 1) the earlier late ranks get the whole result, doubling
-// For k = 1 this is exactly the `stragglar` schedule. A fold round, late rank 5 (m = 4):
+// (sim/src/execution_core.hpp, RunPlan). As in StragglAR the buffer is cut into n-1 chunks and
+// every rank but the last one ends up owning one chunk reduced over all of them, so that the
+// last arrival meets exactly StragglAR's completion:
+//   reduce_scatter  ring ReduceScatter among the m first arrivals. Early rank g's piece is its
+//                   own chunk plus the chunks of the late ranks it stands in for (proxy: late
+//                   label m+j is proxied by j mod m); pieces are contiguous chunk ranges.
+//   fold_j          (j < k-1) late rank m+j takes its chunk from its proxy and adds its own data
+//                   to every other chunk where that chunk is being summed: at its owner (early
+//                   ranks, earlier late ranks) or at its proxy (later late ranks). n-2 rounds.
+//   completion      StragglAR's completion rounds for n ranks with the last arrival as straggler.
+// For k = 1 this is exactly the `stragglar` schedule. A fold round (n = 6, k = 3, m = 3):
 //
-//     fold_0 round 2:   5 --> 2  c2 (reduce)       ranks 0, 1, 3 idle or in other phases
+//     fold_0 round 0:   0 --> 3  +c1 (3's chunk, summed over 0..2)    3 --> 0  +c0
 #include <fmt/format.h>
 
-#include <numeric>
 #include <vector>
 
 #include "collsim/algorithms/generators.hpp"
@@ -26,6 +29,48 @@ namespace collsim {
 
 std::string stragglar_online_unsupported(Rank /*n*/) { return {}; }
 
+namespace {
+
+// Where the chunks live. Rank label r < n-1 owns chunk chunk_of[r]; early rank g's
+// ReduceScatter piece is [piece_begin[g], piece_begin[g + 1]) and starts with its own chunk.
+struct Layout {
+  std::vector<std::uint32_t> chunk_of;
+  std::vector<std::uint32_t> piece_begin;
+  std::vector<Rank> proxy_of;  // per late label m+j (index j), j < k-1
+};
+
+Layout make_layout(Rank n, Rank m) {
+  const std::uint32_t folded = n - 1 - m;  // late ranks that own a chunk (all but the last)
+  Layout l;
+  l.chunk_of.assign(n - 1, 0);
+  l.proxy_of.resize(folded);
+  std::vector<std::uint32_t> size(m, 1);
+  for (std::uint32_t j = 0; j < folded; ++j) {
+    l.proxy_of[j] = j % m;
+    ++size[j % m];
+  }
+  l.piece_begin.assign(m + 1, 0);
+  for (Rank g = 0; g < m; ++g) l.piece_begin[g + 1] = l.piece_begin[g] + size[g];
+  std::vector<std::uint32_t> next(l.piece_begin.begin(), l.piece_begin.end() - 1);
+  for (Rank g = 0; g < m; ++g) l.chunk_of[g] = next[g]++;
+  for (std::uint32_t j = 0; j < folded; ++j) l.chunk_of[m + j] = next[l.proxy_of[j]]++;
+  return l;
+}
+
+// Ring ReduceScatter of unequal contiguous pieces among ranks 0..m-1: in step t rank g adds its
+// partial of piece (g - t - 1) mod m into rank g+1, so rank g ends with piece g summed over all.
+void append_piece_ring(Phase& phase, Rank m, const Layout& l) {
+  for (Rank t = 0; t + 1 < m; ++t) {
+    phase.begin_round();
+    for (Rank g = 0; g < m; ++g) {
+      const Rank piece = (g + 2 * m - t - 1) % m;
+      phase.add(g, (g + 1) % m, l.piece_begin[piece], l.piece_begin[piece + 1] - l.piece_begin[piece], Op::Reduce);
+    }
+  }
+}
+
+}  // namespace
+
 Schedule generate_stragglar_online(const AlgorithmOptions& options) {
   const Rank n = options.n;
   const std::uint32_t k = options.late_ranks;
@@ -34,51 +79,44 @@ Schedule generate_stragglar_online(const AlgorithmOptions& options) {
     throw ScheduleError(fmt::format("stragglar_online: late_ranks = {} is out of range for n = {} (valid: 1..{})", k,
                                     n, n - 1));
   }
-  const Rank m = n - k;
-  if (m > 0xFFFF) {
-    throw ScheduleError(fmt::format(
-        "stragglar_online: {} early ranks give {} chunks; a whole-buffer transfer holds at most 65535", m, m));
-  }
-  // The early ranks and the last late rank run plain StragglAR over m chunks; its straggler
-  // label m becomes n-1, the last arrival.
-  AlgorithmOptions inner;
-  inner.n = m + 1;
-  Schedule base = generate_stragglar(inner);
-  std::vector<Rank> to_outer(m + 1);
-  std::iota(to_outer.begin(), to_outer.end(), Rank{0});
-  to_outer[m] = n - 1;
+  AlgorithmOptions whole;
+  whole.n = n;
+  Schedule base = generate_stragglar(whole);
+  base.late_ranks = k;
+  if (k == 1) return base;
 
+  const Rank m = n - k;
+  const Layout l = make_layout(n, m);
   Schedule s;
   s.n = n;
-  s.num_chunks = m;
+  s.num_chunks = n - 1;
   s.straggler = n - 1;
   s.late_ranks = k;
-  s.phases.push_back(std::move(base.phases[0]));  // reduce_scatter among 0..m-1: no relabel needed
+  Phase& reduce_scatter = s.add_phase("reduce_scatter");
+  if (m > 1) append_piece_ring(reduce_scatter, m, l);
   for (std::uint32_t j = 0; j + 1 < k; ++j) {
+    const Rank late = m + j;
     Phase& fold = s.add_phase(fmt::format("fold_{}", j));
-    for (Rank g = 0; g < m; ++g) {
+    bool took_own = false;
+    for (Rank r = 0; r + 1 < n; ++r) {
+      if (r == late) continue;
+      // Chunk of label r is summed at its owner once that rank is present, else at its proxy.
+      const Rank at = r < late ? r : l.proxy_of[r - m];
       fold.begin_round();
-      fold.add(m + j, g, g, 1, Op::Reduce);
-    }
-  }
-  Phase& completion = s.phases.emplace_back(std::move(base.phases[1]));
-  completion.relabel(to_outer);
-  if (k > 1) {
-    // Whole-buffer copies from every rank holding the result to one waiting late rank each, so
-    // the holders double every round (one round while k - 1 <= m + 1).
-    Phase& deliver = s.add_phase("deliver");
-    std::vector<Rank> holders(m);
-    std::iota(holders.begin(), holders.end(), Rank{0});
-    holders.push_back(n - 1);
-    Rank next = m;
-    while (next < n - 1) {
-      deliver.begin_round();
-      const std::size_t senders = holders.size();
-      for (std::size_t i = 0; i < senders && next < n - 1; ++i, ++next) {
-        deliver.add(holders[i], next, 0, m, Op::Copy);
-        holders.push_back(next);
+      fold.add(late, at, l.chunk_of[r], 1, Op::Reduce);
+      if (!took_own) {
+        fold.add(l.proxy_of[j], late, l.chunk_of[late], 1, Op::Reduce);
+        took_own = true;
       }
     }
+  }
+  // StragglAR's completion assumes rank r owns chunk r; here it owns chunk_of[r].
+  Phase& completion = s.add_phase("completion");
+  const Phase& published = base.phases[1];
+  completion.reserve(published.num_transfers());
+  for (std::size_t r = 0; r < published.num_rounds(); ++r) {
+    completion.begin_round();
+    for (const Transfer& t : published.round(r)) completion.add(t.src, t.dst, l.chunk_of[t.chunk_begin], 1, t.op);
   }
   return s;
 }

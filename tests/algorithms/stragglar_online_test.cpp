@@ -3,6 +3,7 @@
 // relabelling the engines may pick at run time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <random>
 #include <string>
@@ -93,24 +94,30 @@ TEST(StragglarOnline, VerifiesForEveryNumberOfLateRanks) {
 }
 
 // Phase j of the k > 1 schedule uses no late label beyond the one whose arrival decides it, so
-// the engines can gate each phase on that arrival: folds use only their own late rank, and only
-// the completion and the delivery use the last one.
+// the engines can gate each phase on that arrival: fold j involves late rank m+j and ranks already
+// present, and only the completion uses the last arrival, exactly as in StragglAR.
 TEST(StragglarOnline, EachPhaseUsesLateLabelsInArrivalOrder) {
-  const Rank n = 11;
-  for (std::uint32_t k = 2; k < n; ++k) {
-    const Schedule s = online(n, k);
-    const Rank m = n - k;
-    ASSERT_EQ(s.phases.size(), 1 + (k - 1) + 1 + 1) << k;
-    for (std::uint32_t j = 0; j + 1 < k; ++j) {
-      const Phase& fold = s.phases[1 + j];
-      EXPECT_EQ(fold.name(), "fold_" + std::to_string(j));
-      for (const Transfer& t : fold.transfers()) {
-        EXPECT_EQ(t.src, m + j);
-        EXPECT_EQ(t.op, Op::Reduce);
+  for (Rank n : {5u, 11u}) {
+    for (std::uint32_t k = 2; k < n; ++k) {
+      const Schedule s = online(n, k);
+      const Rank m = n - k;
+      ASSERT_EQ(s.phases.size(), 1 + (k - 1) + 1) << k;
+      EXPECT_EQ(s.num_chunks, n - 1);
+      for (std::uint32_t j = 0; j + 1 < k; ++j) {
+        const Phase& fold = s.phases[1 + j];
+        EXPECT_EQ(fold.name(), "fold_" + std::to_string(j));
+        EXPECT_EQ(fold.num_rounds(), n - 2u);
+        for (const Transfer& t : fold.transfers()) {
+          EXPECT_TRUE(t.src == m + j || t.dst == m + j) << "n=" << n << " k=" << k << " j=" << j;
+          EXPECT_LE(std::max(t.src, t.dst), m + j);
+          EXPECT_EQ(t.op, Op::Reduce);
+        }
       }
+      const Phase& completion = s.phases.back();
+      EXPECT_EQ(completion.name(), "completion");
+      // The last arrival's work is StragglAR's: the completion has the same rounds as stragglar's.
+      EXPECT_EQ(completion.num_rounds(), generate_schedule("stragglar", AlgorithmOptions{n, {}, 0}).phases[1].num_rounds());
     }
-    EXPECT_EQ(s.phases[k].name(), "completion");
-    EXPECT_EQ(s.phases.back().name(), "deliver");
   }
 }
 

@@ -81,7 +81,7 @@ TEST(RunPlan, GatesEachPhaseOnItsDecisionPlusTheAgreement) {
   }
   {
     const detail::RunPlan plan(online(n, 3), c);  // early: 1 3 5; late in order: 0 2 4
-    ASSERT_EQ(plan.gate_s().size(), 5u);         // reduce_scatter, fold_0, fold_1, completion, deliver
+    ASSERT_EQ(plan.gate_s().size(), 4u);         // reduce_scatter, fold_0, fold_1, completion
     EXPECT_DOUBLE_EQ(plan.gate_s()[0], 2e-6 + 5e-6);
     EXPECT_DOUBLE_EQ(plan.gate_s()[1], 4e-6 + 5e-6);
     EXPECT_DOUBLE_EQ(plan.gate_s()[2], 9e-6 + 5e-6);
@@ -185,6 +185,24 @@ TEST(StragglarOnlineEngines, MatchesStragglarBuiltForTheTrueLateRank) {
       const double t_wrong = ReplayEngine().run(generate_schedule("stragglar", AlgorithmOptions{n, wrong, 0}), c).time_s;
       EXPECT_NEAR(t_online, t_right, 1e-12) << "n=" << n << " late=" << late;
       EXPECT_LT(t_online, t_wrong) << "n=" << n << " late=" << late;
+    }
+  }
+}
+
+// The cost model of k late ranks (docs/stragglar_online.md): when each late rank arrives after
+// the previous one's fold is done, the time after the last arrival is StragglAR's completion
+// plus the agreement, exactly as with one late rank.
+TEST(StragglarOnlineEngines, FoldedLateRanksLeaveOnlyTheCompletion) {
+  for (Rank n : {6u, 8u, 13u}) {
+    std::vector<double> one(n, 0.0);
+    one[n - 1] = 50e-3;
+    const RunConfig c1 = config(make_nvswitch(n, kLink), 1 << 28, StartMode::Eager, one);
+    const double single = ReplayEngine().run(online(n), c1).time_after_last_arrival_s;
+    for (std::uint32_t k = 2; k < n; ++k) {
+      std::vector<double> a(n, 0.0);
+      for (std::uint32_t j = 0; j < k; ++j) a[(5 * j + 1) % n] = 10e-3 * (j + 1);  // distinct ranks (gcd(5, n) = 1), far apart
+      const RunConfig c = config(make_nvswitch(n, kLink), 1 << 28, StartMode::Eager, a);
+      EXPECT_NEAR(ReplayEngine().run(online(n, k), c).time_after_last_arrival_s, single, 1e-12) << n << " " << k;
     }
   }
 }
