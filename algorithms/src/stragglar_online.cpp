@@ -12,12 +12,12 @@
 //                   own chunk plus the chunks of the late ranks it stands in for (proxy: late
 //                   label m+j is proxied by j mod m); pieces are contiguous chunk ranges.
 //   fold_j          (j < k-1) late rank m+j takes its chunk from its proxy and adds its own data
-//                   to every other chunk where that chunk is being summed: at its owner (early
-//                   ranks, earlier late ranks) or at its proxy (later late ranks). n-2 rounds.
+//                   to every other chunk where that chunk is being summed: at its proxy (later
+//                   late ranks, first), at its owner (early ranks, earlier late ranks). n-2 rounds.
 //   completion      StragglAR's completion rounds for n ranks with the last arrival as straggler.
 // For k = 1 this is exactly the `stragglar` schedule. A fold round (n = 6, k = 3, m = 3):
 //
-//     fold_0 round 0:   0 --> 3  +c1 (3's chunk, summed over 0..2)    3 --> 0  +c0
+//     fold_0 round 0:   0 --> 3  +c1 (3's chunk, summed over 0..2)    3 --> 1  +c3 (4's, at its proxy)
 #include <fmt/format.h>
 
 #include <vector>
@@ -97,9 +97,15 @@ Schedule generate_stragglar_online(const AlgorithmOptions& options) {
   for (std::uint32_t j = 0; j + 1 < k; ++j) {
     const Rank late = m + j;
     Phase& fold = s.add_phase(fmt::format("fold_{}", j));
+    // Later late ranks' chunks first: their proxies must have every earlier contribution before
+    // they hand a chunk over, so sending those first keeps folds of close arrivals overlapping
+    // instead of queueing behind each other. Then the early owners, then the earlier late ones.
+    std::vector<Rank> order;
+    order.reserve(n - 2);
+    for (Rank r = late + 1; r + 1 < n; ++r) order.push_back(r);
+    for (Rank r = 0; r < late; ++r) order.push_back(r);
     bool took_own = false;
-    for (Rank r = 0; r + 1 < n; ++r) {
-      if (r == late) continue;
+    for (const Rank r : order) {
       // Chunk of label r is summed at its owner once that rank is present, else at its proxy.
       const Rank at = r < late ? r : l.proxy_of[r - m];
       fold.begin_round();
