@@ -13,7 +13,7 @@
 //                   label m+j is proxied by j mod m); pieces are contiguous chunk ranges.
 //   fold_j          (j < k-1) late rank m+j takes its chunk from its proxy and adds its own data
 //                   to every other chunk where that chunk is being summed: at its proxy (later
-//                   late ranks, first), at its owner (early ranks, earlier late ranks). n-2 rounds.
+//                   late ranks), at its owner (early ranks, earlier late ranks). n-2 rounds.
 //   completion      StragglAR's completion rounds for n ranks with the last arrival as straggler.
 // For k = 1 this is exactly the `stragglar` schedule. A fold round (n = 6, k = 3, m = 3):
 //
@@ -97,13 +97,23 @@ Schedule generate_stragglar_online(const AlgorithmOptions& options) {
   for (std::uint32_t j = 0; j + 1 < k; ++j) {
     const Rank late = m + j;
     Phase& fold = s.add_phase(fmt::format("fold_{}", j));
-    // Later late ranks' chunks first: their proxies must have every earlier contribution before
-    // they hand a chunk over, so sending those first keeps folds of close arrivals overlapping
-    // instead of queueing behind each other. Then the early owners, then the earlier late ones.
+    // The order of the sends decides how folds of close arrivals overlap. A proxy hands a chunk
+    // over only after it walked through every earlier fold round it takes part in, so each later
+    // late rank's chunk goes first, to its proxy, right followed by that proxy's own chunk; then
+    // the other early owners, then the earlier late ones. Fold j then waits for fold i < j only
+    // about 2 (j - i) rounds in.
     std::vector<Rank> order;
     order.reserve(n - 2);
-    for (Rank r = late + 1; r + 1 < n; ++r) order.push_back(r);
-    for (Rank r = 0; r < late; ++r) order.push_back(r);
+    std::vector<bool> queued(n, false);
+    for (Rank r = late + 1; r + 1 < n; ++r) {
+      order.push_back(r);
+      const Rank proxy = l.proxy_of[r - m];
+      if (!queued[proxy]) order.push_back(proxy);
+      queued[proxy] = true;
+    }
+    for (Rank r = 0; r < late; ++r) {
+      if (!queued[r]) order.push_back(r);
+    }
     bool took_own = false;
     for (const Rank r : order) {
       // Chunk of label r is summed at its owner once that rank is present, else at its proxy.

@@ -207,6 +207,20 @@ TEST(StragglarOnlineEngines, FoldedLateRanksLeaveOnlyTheCompletion) {
   }
 }
 
+// Late ranks that arrive closer together than a fold lasts (about s*beta) fold in side by side:
+// the time after the last arrival depends on the last gap, not on how many came before.
+TEST(StragglarOnlineEngines, FoldsOfCloseArrivalsOverlap) {
+  const Rank n = 16;
+  const auto after_last = [&](std::uint32_t k) {
+    std::vector<double> a(n, 0.0);
+    for (std::uint32_t j = 0; j < k; ++j) a[n - 1 - j] = 10e-3 + 1e-3 * (k - j);  // 1 ms apart
+    const RunConfig c = config(make_nvswitch(n, kLink), 1 << 30, StartMode::Eager, a);
+    return ReplayEngine().run(online(n, k), c).time_after_last_arrival_s;
+  };
+  const double two = after_last(2);
+  for (std::uint32_t k : {3u, 5u, 8u}) EXPECT_NEAR(after_last(k), two, 1e-6) << k;
+}
+
 TEST(StragglarOnlineEngines, ClosedFormRefusesMoreThanOneExpectedLateRank) {
   const RunConfig c = config(make_nvswitch(6, kLink), 1 << 20, StartMode::Eager);
   try {
