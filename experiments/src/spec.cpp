@@ -210,6 +210,16 @@ void SpecReader::parse(const YAML::Node& root) {
     const auto value = unsigned_integer(*late, "late_ranks", "a positive integer");
     if (value < 1 || value > 0xFFFF) fail(*late, "late_ranks", fmt::format("{} is not in 1..65535", value));
     spec_.late_ranks = static_cast<std::uint32_t>(value);
+    // Only rows relabelled at run time read it; for them every n must leave one early rank.
+    for (const std::string& algorithm : spec_.algorithms) {
+      const AlgorithmInfo* info = find_algorithm_or_null(algorithm);
+      if (info == nullptr || !info->relabel_at_run_time) continue;
+      for (const Rank n_value : spec_.n) {
+        if (value >= n_value) {
+          fail(*late, "late_ranks", fmt::format("{} late ranks leave no early rank at n = {} ({})", value, n_value, algorithm));
+        }
+      }
+    }
   }
   if (const YAML::Node* agreement = find_entry(entries, "agreement_cost")) {
     scalar(*agreement, "agreement_cost", "a duration such as 6us");
