@@ -90,7 +90,10 @@ int simulate_iterations(const ArgParser& parser, const ArrivalSpec& arrival_spec
   }
   out << fmt::format("{} n={} size={} topology={} engine={} start={}\n", schedule.algorithm, options.n,
                      format_size(config.size_bytes), config.topology.name, engine->name(), start_mode_name(config.start));
-  out << fmt::format("  arrivals: {}; schedule built for rank {}\n", arrival_spec.describe(), *options.straggler);
+  out << fmt::format("  arrivals: {}; {}\n", arrival_spec.describe(),
+                     find_algorithm(schedule.algorithm).relabel_at_run_time
+                         ? std::string("schedule relabelled at run time for the last arrivals")
+                         : fmt::format("schedule built for rank {}", *options.straggler));
   out << fmt::format("  {:>10} {:>9} {:>14} {:>14} {:>16}\n", "iteration", "last rank", "last arrival", "time",
                      "after last arr.");
   for (std::size_t i = 0; i < count; ++i) {

@@ -130,6 +130,11 @@ TEST(Cli, SimulateStragglarOnlineOptions) {
   const auto bad_c = run({"simulate", "--algo", "stragglar_online", "-n", "8", "--agreement-cost", "-2us"});
   EXPECT_EQ(bad_c.code, 2);
   EXPECT_NE(bad_c.err.find("--agreement-cost"), std::string::npos) << bad_c.err;
+  // Over a trace, the listing says the schedule follows the arrivals rather than naming a rank.
+  const auto trace = run({"simulate", "--algo", "stragglar_online", "--arrival-trace",
+                          std::string(COLLSIM_SOURCE_DIR) + "/configs/experiments/traces/rotating-4.csv"});
+  ASSERT_EQ(trace.code, 0) << trace.err;
+  EXPECT_NE(trace.out.find("relabelled at run time"), std::string::npos) << trace.out;
 }
 
 TEST(Cli, SimulateWritesATrace) {
