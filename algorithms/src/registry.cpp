@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "collsim/algorithms/generators.hpp"
@@ -200,6 +201,39 @@ Schedule generate_schedule(std::string_view name, const AlgorithmOptions& option
     }
   }
   return schedule;
+}
+
+std::vector<Rank> run_time_relabelling(const Schedule& schedule, std::span<const Rank> arrival_order) {
+  const Rank n = schedule.n;
+  const std::uint32_t k = schedule.late_ranks;
+  if (k < 1 || k >= n) {
+    throw ScheduleError(fmt::format("the {} schedule expects {} late ranks; it must be 1..{} for n = {}",
+                                    schedule.algorithm, k, n - 1, n));
+  }
+  std::vector<bool> seen(n, false);
+  for (const Rank r : arrival_order) {
+    if (r >= n || seen[r]) break;
+    seen[r] = true;
+  }
+  if (arrival_order.size() != n || std::find(seen.begin(), seen.end(), false) != seen.end()) {
+    throw ScheduleError(fmt::format("run-time relabelling of {}: the arrival order is not a permutation of 0..{}",
+                                    schedule.algorithm, n - 1));
+  }
+  const Rank m = n - k;
+  std::vector<Rank> new_rank_of(n);
+  std::vector<bool> early(n, false);
+  for (Rank i = 0; i < m; ++i) early[arrival_order[i]] = true;
+  for (Rank j = m; j < n; ++j) new_rank_of[j] = arrival_order[j];
+  Rank spare = m;  // early ranks whose number is a late label take the early labels left over
+  for (Rank label = 0; label < m; ++label) {
+    if (early[label]) {
+      new_rank_of[label] = label;
+      continue;
+    }
+    while (!early[spare]) ++spare;
+    new_rank_of[label] = spare++;
+  }
+  return new_rank_of;
 }
 
 ClosedFormResult closed_form_time(std::string_view name, ClosedFormInput input) {

@@ -47,20 +47,8 @@ RunPlan::RunPlan(const Schedule& schedule, const RunConfig& config)
     gate_s_[p] = arrival_s_[order[std::max(top, m - 1)]] + agreement_s_;
   }
 
-  std::vector<Rank> new_rank_of(n);
-  std::vector<bool> early(n, false);
-  for (Rank i = 0; i < m; ++i) early[order[i]] = true;
-  for (Rank j = m; j < n; ++j) new_rank_of[j] = order[j];
-  Rank spare = m;  // early ranks that carry a late label's number go to the labels left over
+  const std::vector<Rank> new_rank_of = run_time_relabelling(schedule, order);
   bool identity = true;
-  for (Rank label = 0; label < m; ++label) {
-    if (early[label]) {
-      new_rank_of[label] = label;
-      continue;
-    }
-    while (!early[spare]) ++spare;
-    new_rank_of[label] = spare++;
-  }
   for (Rank r = 0; r < n; ++r) identity = identity && new_rank_of[r] == r;
   if (!identity) {
     relabelled_.emplace(schedule);

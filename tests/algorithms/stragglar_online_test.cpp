@@ -136,6 +136,25 @@ TEST(StragglarOnline, RelabelledSchedulesStillVerify) {
   }
 }
 
+TEST(StragglarOnline, RunTimeRelabellingPutsTheLastArrivalsOnTheLateLabels) {
+  const Schedule s = online(6, 2);
+  // Arrival order 5 0 4 1 2 3: early 5 0 4 1, then 2 and 3 late.
+  const std::vector<Rank> order{5, 0, 4, 1, 2, 3};
+  const std::vector<Rank> to = run_time_relabelling(s, order);
+  EXPECT_EQ(to, (std::vector<Rank>{0, 1, 4, 5, 2, 3}));  // labels 0, 1 keep their rank
+  Schedule relabelled = s;
+  relabelled.relabel(to);
+  EXPECT_EQ(relabelled.straggler, 3);
+  EXPECT_EQ(first_problem(relabelled), "");
+  // Nobody late in particular (arrival order = rank order): nothing moves.
+  EXPECT_EQ(run_time_relabelling(s, std::vector<Rank>{0, 1, 2, 3, 4, 5}), (std::vector<Rank>{0, 1, 2, 3, 4, 5}));
+  EXPECT_THROW((void)run_time_relabelling(s, std::vector<Rank>{0, 1, 2, 3, 4, 4}), ScheduleError);
+  EXPECT_THROW((void)run_time_relabelling(s, std::vector<Rank>{0, 1, 2}), ScheduleError);
+  Schedule none = s;
+  none.late_ranks = 0;
+  EXPECT_THROW((void)run_time_relabelling(none, order), ScheduleError);
+}
+
 TEST(StragglarOnline, RefusesLateRanksOutOfRange) {
   for (std::uint32_t k : {0u, 8u, 9u}) {
     try {

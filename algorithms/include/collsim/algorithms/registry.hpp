@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -107,6 +108,13 @@ const AlgorithmInfo& find_algorithm(std::string_view name);
 /// Generates the schedule of `name` for `options`. Throws ConfigError for an unknown name,
 /// ScheduleError for n < 2, an unsupported n, or a straggler rank >= n.
 Schedule generate_schedule(std::string_view name, const AlgorithmOptions& options);
+
+/// The relabelling that runs a schedule of a relabel_at_run_time row for the ranks that actually
+/// arrive last: `arrival_order` lists the n ranks in arrival order; the result maps each label to
+/// a rank (Schedule::relabel). Late label n-k+j goes to arrival_order[n-k+j] (k =
+/// schedule.late_ranks); early labels keep their rank where they can. Throws ScheduleError when
+/// late_ranks is not in 1..n-1 or arrival_order is not a permutation of 0..n-1.
+std::vector<Rank> run_time_relabelling(const Schedule& schedule, std::span<const Rank> arrival_order);
 
 /// The closed form of `name` through its table row; pipeline_chunks 0 means the row's default.
 /// Throws ConfigError for an unknown name, ScheduleError when the row has no closed form, and
