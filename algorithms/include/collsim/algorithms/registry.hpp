@@ -78,9 +78,10 @@ struct AlgorithmInfo {
   /// as the ring). Otherwise it assumes the late rank is n-1 for oblivious algorithms.
   bool closed_form_any_late_rank = false;
   /// The schedule is built for late ranks n-k..n-1 (k = Schedule::late_ranks) and the engines'
-  /// common entry relabels it for the ranks that actually arrive last, gating each phase on the
-  /// modelled agreement (sim/src/execution_core.hpp, plan_run). generate_schedule() then ignores
-  /// AlgorithmOptions::straggler: who is late is not known when the schedule is built.
+  /// common entry relabels it for the ranks that actually arrive last (run_time_relabelling
+  /// below), gating each phase on the modelled agreement (sim/src/execution_core.hpp, RunPlan).
+  /// generate_schedule() then ignores AlgorithmOptions::straggler: who is late is not known when
+  /// the schedule is built.
   bool relabel_at_run_time = false;
 
   /// "" if n is supported in `context`, else the reason it is not (n_constraint).
