@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 # missing here is still plotted, in grey with its registry name.
 STYLE = {
     "stragglar": ("#d62728", "o"),
+    "stragglar_online": ("#ff7f0e", "h"),
     "ring": ("#1f77b4", "s"),
     "recursive_halving_doubling": ("#2ca02c", "^"),
     "recursive_halving_doubling_fold": ("#98df8a", "<"),
@@ -43,6 +44,7 @@ NUMERIC = {"n", "size_bytes", "delay_s", "trial", "seed", "time_s", "time_after_
 # Display names (presentation only; algorithms not listed keep their registry name).
 LABEL = {
     "stragglar": "StragglAR",
+    "stragglar_online": "StragglAR online",
     "ring": "Ring",
     "recursive_halving_doubling": "Recursive halving/doubling",
     "recursive_halving_doubling_fold": "Recursive halving/doubling (MPICH fold)",

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "collsim/algorithms/generators.hpp"
@@ -81,6 +82,16 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .n_constraint = &flat<&stragglar_unsupported>,
        .generate = &generate_stragglar,
        .closed_form = &stragglar_closed_form},
+      {.name = "stragglar_online",
+       .summary = "StragglAR relabelled at run time for whoever arrives last (k late ranks folded in as they come)",
+       .reference = kStragglarPaper,
+       .supported_n = "every n >= 2 (late ranks 1..n-1)",
+       .role = AlgorithmRole::Studied,
+       .straggler_aware = true,
+       .n_constraint = &flat<&stragglar_online_unsupported>,
+       .generate = &generate_stragglar_online,
+       .closed_form = &stragglar_online_closed_form,
+       .relabel_at_run_time = true},
       {.name = "ring",
        .summary = "ring ReduceScatter + ring AllGather over n chunks",
        .reference = "Patarasuk, Yuan: Bandwidth optimal all-reduce algorithms for clusters of workstations (JPDC 2009)",
@@ -196,10 +207,15 @@ std::string algorithm_names() {
   return names;
 }
 
-const AlgorithmInfo& find_algorithm(std::string_view name) {
+const AlgorithmInfo* find_algorithm_or_null(std::string_view name) {
   for (const auto& a : all_algorithms()) {
-    if (a.name == name) return a;
+    if (a.name == name) return &a;
   }
+  return nullptr;
+}
+
+const AlgorithmInfo& find_algorithm(std::string_view name) {
+  if (const AlgorithmInfo* info = find_algorithm_or_null(name)) return *info;
   throw ConfigError(fmt::format("unknown algorithm '{}' (known: {})", quote_excerpt(name), algorithm_names()));
 }
 
@@ -225,7 +241,8 @@ Schedule generate_schedule(std::string_view name, const AlgorithmOptions& option
   }
   Schedule schedule = info.generate(filled);
   schedule.algorithm = std::string(info.name);
-  if (info.straggler_aware) {
+  // A row relabelled at run time keeps the labels it was built with (late ranks n-k..n-1).
+  if (info.schedule_depends_on_straggler()) {
     schedule.straggler = options.n - 1;
     if (straggler != options.n - 1) {
       // Swap the roles of rank n-1 and the requested straggler; every other rank keeps its id.
@@ -249,6 +266,39 @@ Schedule generate_schedule(std::string_view name, const AlgorithmOptions& option
     }
   }
   return schedule;
+}
+
+std::vector<Rank> run_time_relabelling(const Schedule& schedule, std::span<const Rank> arrival_order) {
+  const Rank n = schedule.n;
+  const std::uint32_t k = schedule.late_ranks;
+  if (k < 1 || k >= n) {
+    throw ScheduleError(fmt::format("the {} schedule expects {} late ranks; it must be 1..{} for n = {}",
+                                    schedule.algorithm, k, n - 1, n));
+  }
+  std::vector<bool> seen(n, false);
+  for (const Rank r : arrival_order) {
+    if (r >= n || seen[r]) break;
+    seen[r] = true;
+  }
+  if (arrival_order.size() != n || std::find(seen.begin(), seen.end(), false) != seen.end()) {
+    throw ScheduleError(fmt::format("run-time relabelling of {}: the arrival order is not a permutation of 0..{}",
+                                    schedule.algorithm, n - 1));
+  }
+  const Rank m = n - k;
+  std::vector<Rank> new_rank_of(n);
+  std::vector<bool> early(n, false);
+  for (Rank i = 0; i < m; ++i) early[arrival_order[i]] = true;
+  for (Rank j = m; j < n; ++j) new_rank_of[j] = arrival_order[j];
+  Rank spare = m;  // early ranks whose number is a late label take the early labels left over
+  for (Rank label = 0; label < m; ++label) {
+    if (early[label]) {
+      new_rank_of[label] = label;
+      continue;
+    }
+    while (!early[spare]) ++spare;
+    new_rank_of[label] = spare++;
+  }
+  return new_rank_of;
 }
 
 ClosedFormResult closed_form_time(std::string_view name, ClosedFormInput input) {

@@ -32,6 +32,7 @@ class DelayProbe {
     options.n = n;
     options.straggler = n - 1;
     options.pipeline_chunks = spec.pipeline_chunks;
+    options.late_ranks = spec.late_ranks;
     config_.size_bytes = spec.sizes_bytes.front();
     config_.topology = topology_at(spec, 0, n, config_.size_bytes);
     options.gpus_per_node = gpus_per_node_of(config_.topology);

@@ -55,6 +55,7 @@ class ScheduleCache {
     options.n = n;
     options.straggler = straggler;
     options.pipeline_chunks = spec_.pipeline_chunks;
+    options.late_ranks = spec_.late_ranks;
     options.gpus_per_node = gpus_per_node;
     options.size_bytes = sizing.size_bytes;
     options.network_latency_s = sizing.network_latency_s;
@@ -127,11 +128,12 @@ class Executor {
     config.size_bytes = spec_.sizes_bytes[p.size];
     config.topology = topology(p);
     config.start = spec_.starts[p.start];
+    config.agreement_s = spec_.agreement_s;
     Engine& engine = *engines_.at(spec_.engine_at(p.engine, p.topology));
     ArrivalProcess process(arrival_for(spec_.arrivals[p.arrival], n), n, arrival_seed(spec_.seed, p.arrival, n));
     // Straggler-oblivious schedules do not depend on the straggler: one cache entry for all.
     const auto straggler_of = [&](const std::vector<std::uint32_t>& expected) -> Rank {
-      return info.straggler_aware && !expected.empty() ? expected.front() : n - 1;
+      return info.schedule_depends_on_straggler() && !expected.empty() ? expected.front() : n - 1;
     };
     const auto schedule_for = [&](const std::vector<std::uint32_t>& expected) -> const Schedule& {
       // Hierarchical schedules depend on the node size; flat ones share one entry.

@@ -86,6 +86,7 @@ int schedule_command(const Args& args, std::ostream& out) {
       .option("straggler", "", "RANK", "the expected straggler (straggler-aware algorithms)")
       .option("pipeline-chunks", "", "K",
               "pipelined algorithms (trees, nvls): pipeline depth in chunks (0 = the algorithm's default)", "0")
+      .option("late-ranks", "", "K", "stragglar_online: ranks expected late (1..n-1)", "1")
       .option("gpus-per-node", "", "G", "hierarchical algorithms: GPUs per node (n must be a multiple)", "0")
       .option("format", "", "text|json|stats", "output format", "text");
   if (!parser.parse(args)) {
@@ -96,6 +97,7 @@ int schedule_command(const Args& args, std::ostream& out) {
   options.n = static_cast<Rank>(parse_unsigned(parser.get("n"), "-n"));
   if (auto s = parser.get_optional("straggler")) options.straggler = static_cast<Rank>(parse_unsigned(*s, "--straggler"));
   options.pipeline_chunks = static_cast<std::uint32_t>(parse_unsigned(parser.get("pipeline-chunks"), "--pipeline-chunks"));
+  options.late_ranks = static_cast<std::uint32_t>(parse_unsigned(parser.get("late-ranks"), "--late-ranks"));
   options.gpus_per_node = static_cast<std::uint32_t>(parse_unsigned(parser.get("gpus-per-node"), "--gpus-per-node"));
   const std::string format = parser.get("format");
   if (format != "text" && format != "json" && format != "stats") {

@@ -90,7 +90,10 @@ int simulate_iterations(const ArgParser& parser, const ArrivalSpec& arrival_spec
   }
   out << fmt::format("{} n={} size={} topology={} engine={} start={}\n", schedule.algorithm, options.n,
                      format_size(config.size_bytes), config.topology.name, engine->name(), start_mode_name(config.start));
-  out << fmt::format("  arrivals: {}; schedule built for rank {}\n", arrival_spec.describe(), *options.straggler);
+  out << fmt::format("  arrivals: {}; {}\n", arrival_spec.describe(),
+                     find_algorithm(schedule.algorithm).relabel_at_run_time
+                         ? std::string("schedule relabelled at run time for the last arrivals")
+                         : fmt::format("schedule built for rank {}", *options.straggler));
   out << fmt::format("  {:>10} {:>9} {:>14} {:>14} {:>16}\n", "iteration", "last rank", "last arrival", "time",
                      "after last arr.");
   for (std::size_t i = 0; i < count; ++i) {
@@ -127,6 +130,10 @@ int simulate_command(const Args& args, std::ostream& out) {
       .option("engine", "", "NAME", "closed_form, replay, simgrid or auto (= replay, which models every topology)", "replay")
       .option("pipeline-chunks", "", "K",
               "pipelined algorithms (trees, nvls): pipeline depth in chunks (0 = the algorithm's default)", "0")
+      .option("late-ranks", "", "K", "stragglar_online: ranks expected late (1..n-1)", "1")
+      .option("agreement-cost", "", "DURATION",
+              "stragglar_online: time the present ranks take to agree on who is late (default: 2 x the alpha "
+              "between ranks 0 and n-1)")
       .option("trace", "", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
       .option("max-schedule-memory", "", "SIZE", "refuse an -n whose schedule is estimated to need more memory",
               format_size(kDefaultScheduleMemoryLimit_bytes))
@@ -147,11 +154,13 @@ int simulate_command(const Args& args, std::ostream& out) {
   if (options.n < 2) throw ConfigError(fmt::format("simulate: -n {} is too small (an AllReduce needs n >= 2)", options.n));
   if (auto s = parser.get_optional("straggler")) options.straggler = static_cast<Rank>(parse_unsigned(*s, "--straggler"));
   options.pipeline_chunks = static_cast<std::uint32_t>(parse_unsigned(parser.get("pipeline-chunks"), "--pipeline-chunks"));
+  options.late_ranks = static_cast<std::uint32_t>(parse_unsigned(parser.get("late-ranks"), "--late-ranks"));
   RunConfig config;
   config.size_bytes = parse_size_bytes(parser.get("size"), "--size");
   config.start = parse_start_mode(parser.get("start"), "simulate: --start");
   config.execution.style = parse_execution_style(parser.get("execution"), "simulate: --execution");
   config.execution.launch_s = parse_duration_s(parser.get("launch"), "--launch");
+  if (auto a = parser.get_optional("agreement-cost")) config.agreement_s = parse_duration_s(*a, "--agreement-cost");
   config.record_trace = parser.has("trace");
   if (auto t = parser.get_optional("trace")) output_file_option(*t, "simulate", "--trace");
   const auto seed = parse_unsigned(parser.get("seed"), "--seed");

@@ -121,7 +121,7 @@ constexpr std::string_view kTopKeys[] = {"name",   "description", "algorithms", 
                                          "sizes",  "topology",    "link",            "delays",
                                          "arrival", "start",      "engine",          "trials",
                                          "seed",   "pipeline_chunks", "skip_unsupported", "plot",
-                                         "baseline", "collsim_version"};
+                                         "baseline", "collsim_version", "late_ranks", "agreement_cost"};
 
 // Map entries in file order; unknown or repeated keys are errors.
 YamlEntries entries_of(const SpecReader& reader, const YAML::Node& node, std::string_view path,
@@ -205,6 +205,26 @@ void SpecReader::parse(const YAML::Node& root) {
     const auto value = unsigned_integer(*chunks, "pipeline_chunks", "a non-negative integer");
     if (value > 1'000'000) fail(*chunks, "pipeline_chunks", fmt::format("{} is too large", value));
     spec_.pipeline_chunks = static_cast<std::uint32_t>(value);
+  }
+  if (const YAML::Node* late = find_entry(entries, "late_ranks")) {
+    const auto value = unsigned_integer(*late, "late_ranks", "a positive integer");
+    if (value < 1 || value > 0xFFFF) fail(*late, "late_ranks", fmt::format("{} is not in 1..65535", value));
+    spec_.late_ranks = static_cast<std::uint32_t>(value);
+    // Only rows relabelled at run time read it; for them every n must leave one early rank.
+    for (const std::string& algorithm : spec_.algorithms) {
+      const AlgorithmInfo* info = find_algorithm_or_null(algorithm);
+      if (info == nullptr || !info->relabel_at_run_time) continue;
+      for (const Rank n_value : spec_.n) {
+        if (value >= n_value) {
+          fail(*late, "late_ranks", fmt::format("{} late ranks leave no early rank at n = {} ({})", value, n_value, algorithm));
+        }
+      }
+    }
+  }
+  if (const YAML::Node* agreement = find_entry(entries, "agreement_cost")) {
+    scalar(*agreement, "agreement_cost", "a duration such as 6us");
+    spec_.agreement_s =
+        convert(*agreement, "agreement_cost", [](const std::string& t) { return parse_duration_s(t, "agreement_cost"); });
   }
   if (const YAML::Node* skip = find_entry(entries, "skip_unsupported")) {
     spec_.skip_unsupported = boolean(*skip, "skip_unsupported");

@@ -309,6 +309,8 @@ std::string resolved_yaml(const ExperimentSpec& spec) {
     out << YAML::Comment(fmt::format("auto ran {}", fmt::join(runs, ", ")));
   }
   out << YAML::Key << "pipeline_chunks" << YAML::Value << spec.pipeline_chunks;
+  out << YAML::Key << "late_ranks" << YAML::Value << spec.late_ranks;
+  if (spec.agreement_s) out << YAML::Key << "agreement_cost" << YAML::Value << fmt::format("{}s", *spec.agreement_s);
   out << YAML::Key << "skip_unsupported" << YAML::Value << (spec.skip_unsupported ? "true" : "false");
   if (!spec.plots.empty()) out << YAML::Key << "plot" << YAML::Value << YAML::Flow << spec.plots;
   out << YAML::EndMap;

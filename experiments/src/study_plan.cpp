@@ -46,6 +46,7 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
       AlgorithmOptions options;
       options.n = n;
       options.pipeline_chunks = spec.pipeline_chunks;
+      options.late_ranks = spec.late_ranks;
       known = transfers.emplace(std::pair{p.algorithm, n},
                                 estimate_transfers(spec.algorithms[p.algorithm], options).value_or(0.0)).first;
       plan.max_schedule_bytes = std::max(plan.max_schedule_bytes, schedule_bytes(known->second));

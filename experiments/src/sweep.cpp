@@ -125,7 +125,7 @@ std::vector<std::size_t> no_delay_references(const SweepGrid& grid) {
   // algorithms (the runner's rule: first expected straggler, else n - 1).
   const auto schedule_straggler = [&](const Point& p, const std::vector<std::uint32_t>& expected) -> Rank {
     const Rank n = spec.n[p.n];
-    return find_algorithm(spec.algorithms[p.algorithm]).straggler_aware && !expected.empty() ? expected.front() : n - 1;
+    return find_algorithm(spec.algorithms[p.algorithm]).schedule_depends_on_straggler() && !expected.empty() ? expected.front() : n - 1;
   };
   // Per (arrival, n): whether every trial is all zeros, with the expected stragglers of trial 0
   // (all trials must expect the same ones), and the expected stragglers of the model itself.

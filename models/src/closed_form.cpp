@@ -447,6 +447,19 @@ ClosedFormResult stragglar_closed_form(const ClosedFormInput& in) {
   });
 }
 
+ClosedFormResult stragglar_online_closed_form(const ClosedFormInput& in) {
+  if (!(in.agreement_s >= 0) || !std::isfinite(in.agreement_s)) {
+    throw ConfigError(fmt::format("closed form: agreement_s = {} (must be finite and >= 0)", in.agreement_s));
+  }
+  // The reduce_scatter is gated at (second-to-last arrival + agreement) and the completion at
+  // (last arrival + agreement): the whole run of stragglar shifted by the agreement.
+  ClosedFormResult r = stragglar_closed_form(in);
+  r.time_s += in.agreement_s;
+  r.time_after_last_arrival_s += in.agreement_s;
+  r.collective_s += in.agreement_s;
+  return r;
+}
+
 double rhd_three_two_elimination_s(std::uint32_t n, double size_bytes, const LinkModel& link) {
   ClosedFormInput in;
   in.n = n;

@@ -10,12 +10,22 @@
 #include "collsim/models/closed_form.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/sim/run_checks.hpp"
+#include "execution_core.hpp"
 
 namespace collsim {
 
-RunResult ClosedFormEngine::run(const Schedule& schedule, const RunConfig& config) {
-  const std::vector<double> arrivals = checked_arrivals(schedule, config);
+RunResult ClosedFormEngine::run(const Schedule& given, const RunConfig& config) {
+  // The common entry relabels run-time schedules for the rank that is actually late, so the
+  // straggler checks below see the rank it was relabelled for.
+  const detail::RunPlan plan(given, config);
+  const Schedule& schedule = plan.schedule();
+  const std::vector<double>& arrivals = plan.arrival_s();
   const Topology& topo = config.topology;
+  if (schedule.late_ranks > 1) {
+    throw ConfigError(fmt::format(
+        "the closed_form engine models one late rank; the {} schedule expects {} (use --engine replay)",
+        schedule.algorithm, schedule.late_ranks));
+  }
   if (config.execution.launch_s > 0) {
     throw ConfigError(fmt::format(
         "the closed_form engine has no launch overheads yet ({} s per launch, {} execution); use --engine replay",
@@ -64,6 +74,7 @@ RunResult ClosedFormEngine::run(const Schedule& schedule, const RunConfig& confi
   // A pipelined schedule's num_chunks is its depth; the other formulas ignore the field.
   input.pipeline_chunks = info.default_pipeline_chunks > 0 ? schedule.num_chunks : 0;
   input.schedule_rounds = static_cast<std::uint32_t>(schedule.num_rounds());
+  input.agreement_s = plan.agreement_s();
   const ClosedFormResult formula = info.closed_form(input);
 
   RunResult result;

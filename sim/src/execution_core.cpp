@@ -1,6 +1,63 @@
 #include "execution_core.hpp"
 
+#include <cmath>
+#include <numeric>
+
+#include "collsim/algorithms/registry.hpp"
+
 namespace collsim::detail {
+
+double default_agreement_s(const Topology& topology) {
+  return topology.n < 2 ? 0.0 : 2.0 * topology.route_latency_s(0, topology.n - 1);
+}
+
+RunPlan::RunPlan(const Schedule& schedule, const RunConfig& config)
+    : given_(schedule), arrival_s_(checked_arrivals(schedule, config)) {
+  const AlgorithmInfo* info = find_algorithm_or_null(schedule.algorithm);
+  run_time_ = info != nullptr && info->relabel_at_run_time;
+  if (!run_time_) {
+    gate_s_ = phase_gates(schedule, arrival_s_, config.start);
+    return;
+  }
+  const Rank n = schedule.n;
+  const std::uint32_t k = schedule.late_ranks;
+  if (k < 1 || k >= n) {
+    throw ScheduleError(fmt::format("the {} schedule expects {} late ranks; it must be 1..{} for n = {}",
+                                    schedule.algorithm, k, n - 1, n));
+  }
+  agreement_s_ = config.agreement_s.value_or(default_agreement_s(config.topology));
+  if (!(agreement_s_ >= 0) || !std::isfinite(agreement_s_)) {
+    throw ConfigError(fmt::format("agreement cost {} s must be >= 0 and finite", agreement_s_));
+  }
+  const Rank m = n - k;
+  // Ranks in arrival order; ties keep rank order, so equal arrivals relabel nothing.
+  std::vector<Rank> order(n);
+  std::iota(order.begin(), order.end(), Rank{0});
+  std::stable_sort(order.begin(), order.end(), [&](Rank a, Rank b) { return arrival_s_[a] < arrival_s_[b]; });
+
+  // Gates first, in labels: each phase waits for the decision about the highest label it uses
+  // (labels below m are all decided at the m-th arrival, label l >= m at the (l+1)-th).
+  gate_s_.assign(schedule.phases.size(), 0.0);
+  for (std::size_t p = 0; p < schedule.phases.size(); ++p) {
+    const auto transfers = schedule.phases[p].transfers();
+    if (transfers.empty()) continue;
+    Rank top = 0;
+    for (const Transfer& t : transfers) top = std::max({top, t.src, t.dst});
+    if (top >= n) continue;  // malformed; the engine's transfer checks report it
+    gate_s_[p] = arrival_s_[order[std::max(top, m - 1)]] + agreement_s_;
+  }
+
+  const std::vector<Rank> new_rank_of = run_time_relabelling(schedule, order);
+  bool identity = true;
+  for (Rank r = 0; r < n; ++r) identity = identity && new_rank_of[r] == r;
+  if (!identity) {
+    relabelled_.emplace(schedule);
+    relabelled_->relabel(new_rank_of);
+  }
+  // Barrier mode holds each phase for its participants too, named after the relabelling.
+  const std::vector<double> barrier = phase_gates(this->schedule(), arrival_s_, config.start);
+  for (std::size_t p = 0; p < gate_s_.size(); ++p) gate_s_[p] = std::max(gate_s_[p], barrier[p]);
+}
 
 RankRounds::RankRounds(const Schedule& schedule) : s_(schedule) {
   const Rank n = s_.num_ranks();  // switch ranks walk their rounds like GPUs

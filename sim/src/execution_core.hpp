@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -41,6 +42,50 @@
 namespace collsim::detail {
 
 inline constexpr std::uint32_t kNoRound = std::numeric_limits<std::uint32_t>::max();
+
+/// The agreement cost when RunConfig::agreement_s is not given: every rank sets its bit in
+/// an arrival word (in NVSwitch memory, or one GPU's memory over NVLink) with an atomic
+/// fetch-or on arrival, and learns who is present from the word: one write and one read, each
+/// one message latency, 2 x the route latency between ranks 0 and n-1 (alpha on a star, the
+/// network alpha on a cluster). Seconds.
+double default_agreement_s(const Topology& topology);
+
+/// What an engine executes, decided once for every engine (the engines' common entry): the
+/// validated arrival times, the schedule, and each phase's gate.
+///
+/// Run-time relabelling: when the schedule's table row says relabel_at_run_time, the schedule was
+/// built for late ranks n-k..n-1 (k = Schedule::late_ranks) arriving in that order; the plan
+/// relabels it so that label n-k+j is the rank that actually arrived (n-k+j)-th (ties: lower rank
+/// first, so equal arrivals keep the labels). Early labels keep their rank where they can. Who
+/// the first n-k are is decided when the (n-k)-th rank arrives, late label l when it arrives;
+/// the present ranks know it agreement_s later (RunConfig::agreement_s or
+/// default_agreement_s), and no phase starts before every label it uses is known. Barrier-mode
+/// gates apply on top.
+class RunPlan {
+ public:
+  /// Throws what checked_arrivals() throws, and ConfigError for a negative or non-finite
+  /// agreement cost.
+  RunPlan(const Schedule& schedule, const RunConfig& config);
+  RunPlan(const RunPlan&) = delete;
+  RunPlan& operator=(const RunPlan&) = delete;
+
+  /// The schedule to execute: the one given, or its relabelled copy.
+  const Schedule& schedule() const { return relabelled_ ? *relabelled_ : given_; }
+  const std::vector<double>& arrival_s() const { return arrival_s_; }
+  /// Per phase: the earliest time any of its transfers may start.
+  const std::vector<double>& gate_s() const { return gate_s_; }
+  bool relabelled_at_run_time() const { return run_time_; }
+  /// The agreement cost charged (0 unless relabelled at run time), seconds.
+  double agreement_s() const { return agreement_s_; }
+
+ private:
+  const Schedule& given_;
+  std::optional<Schedule> relabelled_;
+  std::vector<double> arrival_s_;
+  std::vector<double> gate_s_;
+  bool run_time_ = false;
+  double agreement_s_ = 0;
+};
 
 /// What a run costs besides the network: the receiver's reduction and the launch overheads of
 /// the execution style. Every engine charges them through here, so a new per-transfer or

@@ -233,12 +233,11 @@ void EventSim<Net>::activate(std::uint64_t flow, double now) {
 }  // namespace
 
 RunResult ReplayEngine::run(const Schedule& schedule, const RunConfig& config) {
-  std::vector<double> arrivals = checked_arrivals(schedule, config);
+  const detail::RunPlan plan(schedule, config);
   const Topology& topo = config.topology;
   const LinkTable links(topo);
-  Job job{schedule, topo, links, std::move(arrivals), {}, {}, config.record_trace};
-  job.gate_s = phase_gates(schedule, job.arrival_s, config.start);
-  job.rules = detail::cost_rules(schedule, config.size_bytes, topo.link.gamma_s_per_byte, config.execution);
+  Job job{plan.schedule(), topo, links, plan.arrival_s(), plan.gate_s(), {}, config.record_trace};
+  job.rules = detail::cost_rules(plan.schedule(), config.size_bytes, topo.link.gamma_s_per_byte, config.execution);
   job.prune_links = options_.prune_links;
 
   RunResult result;

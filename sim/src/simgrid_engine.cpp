@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "child_process.hpp"
+#include "execution_core.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/sim/run_checks.hpp"
 #include "simgrid_simulation.hpp"
@@ -77,22 +78,23 @@ class SimGridEngine final : public Engine {
   std::string_view name() const override { return "simgrid"; }
 
   RunResult run(const Schedule& schedule, const RunConfig& config) override {
-    const std::vector<double> arrival_s = checked_arrivals(schedule, config);
-    for (std::size_t p = 0; p < schedule.phases.size(); ++p) {
-      const Phase& phase = schedule.phases[p];
+    const detail::RunPlan plan(schedule, config);
+    const Schedule& run = plan.schedule();
+    const std::vector<double>& arrival_s = plan.arrival_s();
+    for (std::size_t p = 0; p < run.phases.size(); ++p) {
+      const Phase& phase = run.phases[p];
       for (std::size_t r = 0; r < phase.num_rounds(); ++r) {
-        for (const Transfer& t : phase.round(r)) check_transfer(schedule, t, p, r);
+        for (const Transfer& t : phase.round(r)) check_transfer(run, t, p, r);
       }
     }
-    const std::vector<double> gate_s = phase_gates(schedule, arrival_s, config.start);
 
     RunResult result;
-    if (schedule.num_transfers() == 0) {
+    if (run.num_transfers() == 0) {
       result.finish_s = arrival_s;
     } else {
       detail::run_in_child_process(
-          "simgrid engine", [&](int fd) { child_run(fd, schedule, config, arrival_s, gate_s); },
-          [&](int fd) { result = read_result(fd, schedule.n); });
+          "simgrid engine", [&](int fd) { child_run(fd, run, config, arrival_s, plan.gate_s()); },
+          [&](int fd) { result = read_result(fd, run.n); });
     }
     result.engine = "simgrid";
     summarize_run(result, arrival_s);

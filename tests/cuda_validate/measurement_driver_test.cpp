@@ -43,6 +43,28 @@ TEST(MeasurementDriver, WritesOneValidatedRowPerMeasuredIteration) {
   EXPECT_NE(log.str().find("ring n=4 size=1 KiB"), std::string::npos) << log.str();
 }
 
+// stragglar_online on GPUs: the harness delays --straggler, so the schedule it runs is the one the
+// engines would pick for that rank: the delayed rank takes no part in the first phase.
+TEST(MeasurementDriver, StragglarOnlineIsRelabelledForTheDelayedRank) {
+  struct Recording : testing::HostMeasurementBackend {
+    std::vector<std::uint32_t> first_phase;  // per rank, of the last schedule run
+    IterationResult run_schedule(const LoweredSchedule& lowered, Rank straggler, double delay_s, bool gate) override {
+      first_phase.clear();
+      for (const RankProgram& program : lowered.programs) first_phase.push_back(program.steps.front().phase);
+      return HostMeasurementBackend::run_schedule(lowered, straggler, delay_s, gate);
+    }
+  };
+  const RunOptions options = options_from({"--algo", "stragglar_online", "--gpus", "4", "--straggler", "1", "--sizes",
+                                           "1KiB", "--delays", "1ms", "--iters", "1", "--warmup", "0"});
+  Recording backend;
+  std::ostringstream csv;
+  std::ostringstream log;
+  EXPECT_TRUE(run_measurements(options, backend, &csv, nullptr, log).ok()) << log.str();
+  ASSERT_EQ(backend.first_phase.size(), 4u);
+  EXPECT_EQ(backend.first_phase[1], 1u) << "the delayed rank starts in the completion";
+  EXPECT_EQ(backend.first_phase[3], 0u) << "rank 3 is present: it takes part in the ReduceScatter";
+}
+
 TEST(MeasurementDriver, MicroBenchmarks) {
   const RunOptions options =
       options_from({"--algo", "none", "--micro", "all", "--gpus", "4", "--straggler", "1", "--sizes", "4KiB",

@@ -111,6 +111,34 @@ TEST(Cli, SimulateEnginesAgreeAndReportTheDocumentedFields) {
   EXPECT_NEAR(times[0], 5e-3 + 9 * chunk_s, 1e-12);
 }
 
+// stragglar_online through the CLI: the agreement cost is an option (default 2 alpha), late
+// ranks too, and bad values are one-line errors naming the option.
+TEST(Cli, SimulateStragglarOnlineOptions) {
+  const auto time_after = [](std::initializer_list<std::string> extra) {
+    std::vector<std::string> args{"simulate", "--algo", "stragglar_online", "-n", "8", "--stragglers", "2:5ms", "--json"};
+    args.insert(args.end(), extra);
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return json_field(r.out, "time_after_last_arrival_s");
+  };
+  const double chunk_s = 3e-6 + (1073741824.0 / 7) / (450.0 * 1073741824.0);
+  EXPECT_NEAR(time_after({}), 6e-6 + 9 * chunk_s, 1e-12);
+  EXPECT_NEAR(time_after({"--agreement-cost", "0"}), 9 * chunk_s, 1e-12);
+  EXPECT_NEAR(time_after({"--agreement-cost", "1ms", "--engine", "closed_form"}), 1e-3 + 9 * chunk_s, 1e-12);
+  EXPECT_GT(time_after({"--late-ranks", "3"}), 0.0);
+  const auto bad_k = run({"simulate", "--algo", "stragglar_online", "-n", "8", "--late-ranks", "8"});
+  EXPECT_EQ(bad_k.code, 2);
+  EXPECT_NE(bad_k.err.find("late_ranks = 8"), std::string::npos) << bad_k.err;
+  const auto bad_c = run({"simulate", "--algo", "stragglar_online", "-n", "8", "--agreement-cost", "-2us"});
+  EXPECT_EQ(bad_c.code, 2);
+  EXPECT_NE(bad_c.err.find("--agreement-cost"), std::string::npos) << bad_c.err;
+  // Over a trace, the listing says the schedule follows the arrivals rather than naming a rank.
+  const auto trace = run({"simulate", "--algo", "stragglar_online", "--arrival-trace",
+                          std::string(COLLSIM_SOURCE_DIR) + "/configs/experiments/traces/rotating-4.csv"});
+  ASSERT_EQ(trace.code, 0) << trace.err;
+  EXPECT_NE(trace.out.find("relabelled at run time"), std::string::npos) << trace.out;
+}
+
 TEST(Cli, SimulateWritesATrace) {
   const std::string path = ::testing::TempDir() + "/collsim_cli_trace.json";
   const auto r = run({"simulate", "--algo", "ring", "-n", "4", "--delay", "1ms", "--trace", path});

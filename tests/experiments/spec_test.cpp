@@ -183,6 +183,32 @@ TEST(SpecErrors, BadValues) {
   expect_error(kMinimal + "plot: [/no/such/plot.py]\n", {"plot", "line 4", "/no/such/plot.py"});
 }
 
+TEST(Spec, LateRanksAndAgreementCost) {
+  const ExperimentSpec plain = parse_and_validate(kMinimal);
+  EXPECT_EQ(plain.late_ranks, 1u);
+  EXPECT_FALSE(plain.agreement_s.has_value());
+  const ExperimentSpec spec =
+      parse_and_validate("name: t\nalgorithms: [stragglar_online]\nn: [8, 16]\nlate_ranks: 3\nagreement_cost: 5us\n");
+  EXPECT_EQ(spec.late_ranks, 3u);
+  ASSERT_TRUE(spec.agreement_s.has_value());
+  EXPECT_DOUBLE_EQ(*spec.agreement_s, 5e-6);
+  const std::string text = resolved_yaml(spec);
+  ExperimentSpec again = parse_spec(text, "resolved", {});
+  validate(again);
+  EXPECT_EQ(again.late_ranks, 3u);
+  EXPECT_DOUBLE_EQ(*again.agreement_s, 5e-6);
+  // Other algorithms do not read it, so it does not constrain their n.
+  EXPECT_EQ(parse_and_validate(kMinimal + "late_ranks: 9\n").late_ranks, 9u);
+}
+
+TEST(SpecErrors, LateRanksAndAgreementCost) {
+  expect_error(kMinimal + "late_ranks: 0\n", {"late_ranks", "line 4", "0"});
+  expect_error("name: t\nalgorithms: [stragglar_online]\nn: [8, 4]\nlate_ranks: 4\n",
+               {"late_ranks", "line 4", "n = 4", "stragglar_online"});
+  expect_error(kMinimal + "agreement_cost: -1us\n", {"agreement_cost", "line 4", "-1us"});
+  expect_error(kMinimal + "agreement_cost: soon\n", {"agreement_cost", "line 4", "soon"});
+}
+
 TEST(SpecErrors, DuplicatesInAnAxis) {
   expect_error("name: t\nalgorithms: [ring, ring]\nn: 4\n", {"algorithms[1]", "line 2", "twice"});
   expect_error("name: t\nalgorithms: [ring]\nn: [4, 8, 4]\n", {"n[2]", "line 3", "twice"});

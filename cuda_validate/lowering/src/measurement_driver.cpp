@@ -82,7 +82,17 @@ class Driver {
   }
 
   void run_registry_algorithm(const std::string& algorithm) {
-    const Schedule schedule = generate_schedule(algorithm, AlgorithmOptions{options_.gpus, options_.straggler, 0});
+    Schedule schedule = generate_schedule(algorithm, AlgorithmOptions{options_.gpus, options_.straggler, 0});
+    if (find_algorithm(algorithm).relabel_at_run_time) {
+      // The GPUs have no arrival word yet: the harness knows which rank it delays, so the
+      // schedule is relabelled here for that rank, as the engines would (without the agreement).
+      std::vector<Rank> order;
+      for (Rank r = 0; r < options_.gpus; ++r) {
+        if (r != options_.straggler) order.push_back(r);
+      }
+      order.push_back(options_.straggler);
+      schedule.relabel(run_time_relabelling(schedule, order));
+    }
     // ncclReduceScatter needs equal blocks, and each block must start on 16 bytes like the
     // chunks of chunk_split.hpp: round to whole 16-byte units per chunk in that mode.
     const LoweringOptions probe = lowering_options_for(options_, schedule, 0);

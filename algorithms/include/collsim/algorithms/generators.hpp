@@ -61,6 +61,11 @@ std::string nvls_unsupported(Rank n, const NConstraintContext& context);
 Schedule generate_stragglar(const AlgorithmOptions& options);
 std::string stragglar_unsupported(Rank n);
 
+/// StragglAR for options.late_ranks ranks found late at run time (stragglar_online.cpp).
+/// Throws ScheduleError for late_ranks outside 1..n-1.
+Schedule generate_stragglar_online(const AlgorithmOptions& options);
+std::string stragglar_online_unsupported(Rank n);
+
 /// One ring of append_rings_*: `ranks` in ring order; piece i of the ring is the chunks
 /// [chunk_offset + i * piece_chunks, chunk_offset + (i + 1) * piece_chunks).
 struct RingSpec {

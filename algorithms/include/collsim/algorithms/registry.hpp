@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,9 @@ struct AlgorithmOptions {
   double size_bytes = 0;
   double network_latency_s = 0;
   double network_bandwidth_Bps = 0;
+  /// Algorithms relabelled at run time (stragglar_online): how many ranks are expected late,
+  /// 1..n-1. The first n-late_ranks arrivals start without them. Others ignore it.
+  std::uint32_t late_ranks = 1;
 };
 
 /// Sets options.size_bytes and the network numbers from `topology.link` (the inter-node NIC
@@ -98,12 +102,21 @@ struct AlgorithmInfo {
   /// The eager formula holds whichever rank is late (the schedule is symmetric under rotation,
   /// as the ring). Otherwise it assumes the late rank is n-1 for oblivious algorithms.
   bool closed_form_any_late_rank = false;
+  /// The schedule is built for late ranks n-k..n-1 (k = Schedule::late_ranks) and the engines'
+  /// common entry relabels it for the ranks that actually arrive last (run_time_relabelling
+  /// below), gating each phase on the modelled agreement (sim/src/execution_core.hpp, RunPlan).
+  /// generate_schedule() then ignores AlgorithmOptions::straggler: who is late is not known when
+  /// the schedule is built.
+  bool relabel_at_run_time = false;
 
   /// "" if n is supported in `context`, else the reason it is not (n_constraint).
   std::string unsupported_reason(Rank n, const NConstraintContext& context = {}) const {
     return n_constraint(n, context);
   }
   bool has_closed_form() const { return closed_form != nullptr; }
+  /// The schedule must be generated for each expected straggler (straggler-aware and not
+  /// relabelled at run time); otherwise one schedule serves every arrival pattern.
+  bool schedule_depends_on_straggler() const { return straggler_aware && !relabel_at_run_time; }
 };
 
 /// Every registered algorithm, in a fixed order (StragglAR first, then the baselines).
@@ -112,12 +125,22 @@ const std::vector<AlgorithmInfo>& all_algorithms();
 /// The names of all algorithms, comma separated (for error messages and --help).
 std::string algorithm_names();
 
+/// The row named `name`, or nullptr (for schedules built outside the table, e.g. in tests).
+const AlgorithmInfo* find_algorithm_or_null(std::string_view name);
+
 /// Looks an algorithm up by name. Throws ConfigError naming the unknown name and the known ones.
 const AlgorithmInfo& find_algorithm(std::string_view name);
 
 /// Generates the schedule of `name` for `options`. Throws ConfigError for an unknown name,
 /// ScheduleError for n < 2, an unsupported n, or a straggler rank >= n.
 Schedule generate_schedule(std::string_view name, const AlgorithmOptions& options);
+
+/// The relabelling that runs a schedule of a relabel_at_run_time row for the ranks that actually
+/// arrive last: `arrival_order` lists the n ranks in arrival order; the result maps each label to
+/// a rank (Schedule::relabel). Late label n-k+j goes to arrival_order[n-k+j] (k =
+/// schedule.late_ranks); early labels keep their rank where they can. Throws ScheduleError when
+/// late_ranks is not in 1..n-1 or arrival_order is not a permutation of 0..n-1.
+std::vector<Rank> run_time_relabelling(const Schedule& schedule, std::span<const Rank> arrival_order);
 
 /// The closed form of `name` through its table row; pipeline_chunks 0 means the row's default.
 /// Throws ConfigError for an unknown name, ScheduleError when the row has no closed form, and

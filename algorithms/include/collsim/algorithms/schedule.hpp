@@ -112,6 +112,9 @@ struct Schedule {
   std::uint32_t ports = 1;     ///< max sends and max receives per GPU rank per round
   /// In-network reduction units: ranks n .. n+num_switch_ranks-1 (see the header comment).
   std::uint32_t num_switch_ranks = 0;
+  /// Schedules relabelled at run time (AlgorithmInfo::relabel_at_run_time): how many ranks it
+  /// expects late, labelled n-late_ranks..n-1 in arrival order; 0 for every other schedule.
+  std::uint32_t late_ranks = 0;
   std::vector<Phase> phases;
 
   /// GPU ranks plus switch ranks: every valid rank id is below this.

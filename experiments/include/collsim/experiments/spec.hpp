@@ -26,6 +26,10 @@
 //                                                  # count: trial t replays iteration t mod count)
 //   seed: 1                                        # 64-bit seed of every random draw
 //   pipeline_chunks: 0                             # trees: pipeline depth (0 = default)
+//   late_ranks: 1                                  # stragglar_online: ranks expected late, >= 1
+//   agreement_cost: 6us                            # stragglar_online: time the present ranks
+//                                                  # take to agree on who is late (default:
+//                                                  # 2 x the alpha between ranks 0 and n-1)
 //   skip_unsupported: false                        # skip (algorithm, n) pairs an algorithm
 //                                                  # does not support instead of failing
 //   plot: plots/x.py | [a.py, b.py]                # run as `/usr/bin/python3 SCRIPT DIR` after the
@@ -95,6 +99,8 @@ struct ExperimentSpec {
   std::uint32_t trials = 1;
   std::uint64_t seed = 1;
   std::uint32_t pipeline_chunks = 0;
+  std::uint32_t late_ranks = 1;               ///< AlgorithmOptions::late_ranks
+  std::optional<double> agreement_s;          ///< RunConfig::agreement_s (nullopt = default)
   bool skip_unsupported = false;
   std::vector<std::string> plots;        ///< absolute paths of plot scripts
   /// The algorithm every speedup is relative to (`baseline:`, default ring). Flat ring does not

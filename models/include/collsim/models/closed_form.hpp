@@ -35,6 +35,10 @@ struct ClosedFormInput {
   /// rounds R = schedule_rounds - (n - 2) from it, and without it knows R only for n a power of
   /// two (n - 2 + log2 n).
   std::uint32_t schedule_rounds = 0;
+  /// Algorithms relabelled at run time (stragglar_online): seconds the present ranks take to
+  /// agree on who is late, charged before the first phase and again when the late rank arrives.
+  /// Ignored by the others. >= 0.
+  double agreement_s = 0;
 };
 
 struct ClosedFormResult {
@@ -79,6 +83,11 @@ ClosedFormResult stragglar_closed_form(const ClosedFormInput& input);
 /// rounds of one GPU -> switch or switch -> GPU message, each alpha/2 + (s/C) beta (one NVLink
 /// direction), after the last arrival in both start modes; the switch's reduction is free.
 ClosedFormResult nvls_closed_form(const ClosedFormInput& input);
+/// stragglar_online with one late rank: stragglar's schedule with every phase gated
+/// agreement_s after the arrival that decides it, which delays everything by agreement_s:
+/// agreement_s + stragglar's time. Throws as stragglar_closed_form, and ConfigError for a
+/// negative or non-finite agreement_s.
+ClosedFormResult stragglar_online_closed_form(const ClosedFormInput& input);
 
 /// Rabenseifner & Traeff's published cost of recursive halving/doubling with 3-2 elimination for
 /// n that is not a power of two (Rabenseifner & Traeff, EuroPVM/MPI 2004; formula quoted in the

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,10 @@ struct RunConfig {
   StartMode start = StartMode::Eager;
   std::vector<double> arrival_s;    ///< per rank arrival time (seconds, >= 0); empty = all 0
   ExecutionCosts execution;         ///< launch overheads (none by default)
+  /// Schedules relabelled at run time (stragglar_online): seconds the present ranks take to agree
+  /// on who is late, >= 0. nullopt = the default: one flag write plus one read, 2 x the route
+  /// latency between ranks 0 and n-1 (docs/stragglar_online.md).
+  std::optional<double> agreement_s;
   bool record_trace = false;        ///< fill RunResult::trace
 };
 
