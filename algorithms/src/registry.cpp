@@ -173,6 +173,15 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .hierarchical = true,
        .n_constraint = &hierarchical_constraint,
        .generate = &generate_hierarchical_rhd},
+      {.name = "ring_multichannel",
+       .summary = "NCCL's multi-channel ring: one ring over every GPU per NIC rail, 1/G of the buffer each, "
+                  "NVLink chains inside nodes",
+       .reference = "Patarasuk, Yuan: Bandwidth optimal all-reduce algorithms for clusters of workstations (JPDC "
+                    "2009); NVIDIA NCCL rings, one channel per NIC",
+       .supported_n = "n = nodes x GPUs per node of a cluster topology",
+       .hierarchical = true,
+       .n_constraint = &hierarchical_constraint,
+       .generate = &generate_ring_multichannel},
       {.name = "stragglar_cluster",
        .summary = "while one GPU is late the others reduce everything else (nodes, then two trees per rail); then a "
                   "pipelined two-tree broadcast per rail from its node, spread over NVLink as it lands",
