@@ -47,6 +47,10 @@ std::string hierarchical_unsupported(Rank n, std::uint32_t gpus_per_node);
 Schedule generate_ring_multichannel(const AlgorithmOptions& options);
 /// The ring order of `channel` (0 .. gpus_per_node - 1): every rank once, node by node.
 std::vector<Rank> ring_multichannel_order(Rank n, std::uint32_t gpus_per_node, std::uint32_t channel);
+/// NCCL's tree across nodes: NVLink chains inside nodes, a double binary tree across them, one
+/// tree pair per NIC rail (options.pipeline_chunks per node slice, even, half per tree; see
+/// nccl_tree.cpp). Throws ScheduleError unless options.gpus_per_node divides n, or for an odd depth.
+Schedule generate_nccl_tree(const AlgorithmOptions& options);
 /// Straggler-aware cluster AllReduce (docs/stragglar_cluster.md): everything not needing rank
 /// n-1 is reduced before it arrives, then one pipelined two-tree broadcast per rail from its node.
 /// options.pipeline_chunks = chunks per slice (even, >= 2). Throws ScheduleError unless
