@@ -28,6 +28,8 @@ STYLE = {
     "straggler_tree": ("#bcbd22", "*"),
     "hierarchical": ("#17becf", "h"),
     "hierarchical_rhd": ("#ff7f0e", "p"),
+    "ring_multichannel": ("#aec7e8", "H"),
+    "nccl_tree": ("#c5b0d5", "d"),
 }
 
 NUMERIC = {"n", "size_bytes", "delay_s", "trial", "seed", "time_s", "time_after_last_arrival_s",
@@ -55,6 +57,8 @@ LABEL = {
     "straggler_tree": "Straggler tree",
     "hierarchical": "Hierarchical (ring per rail)",
     "hierarchical_rhd": "Hierarchical (RHD per rail)",
+    "ring_multichannel": "NCCL multi-channel ring",
+    "nccl_tree": "NCCL tree (chains + double binary tree)",
 }
 
 

@@ -37,6 +37,10 @@ std::string stragglar_cluster_constraint(Rank n, const NConstraintContext& conte
   return stragglar_cluster_unsupported(n, context.gpus_per_node.value_or(0));
 }
 
+// nccl_tree: chunks per node slice (half per tree of the channel). Pipelining wants many more
+// chunks per tree than the up and down depth of about 2 (G + log2 N) rounds that fill and drain it.
+constexpr std::uint32_t kNcclTreePipelineChunks = 64;
+
 // Chunks per slice of stragglar_cluster (one per tree and pipeline step) when the buffer size is
 // not known (callers that know it get stragglar_cluster_depth): near the best depth at 1 GiB on
 // 128 H100 nodes; every step costs two network latencies, which small buffers feel.
@@ -184,6 +188,25 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .hierarchical = true,
        .n_constraint = &hierarchical_constraint,
        .generate = &generate_hierarchical_rhd},
+      {.name = "ring_multichannel",
+       .summary = "NCCL's multi-channel ring: one ring over every GPU per NIC rail, 1/G of the buffer each, "
+                  "NVLink chains inside nodes",
+       .reference = "Patarasuk, Yuan: Bandwidth optimal all-reduce algorithms for clusters of workstations (JPDC "
+                    "2009); NVIDIA NCCL rings, one channel per NIC",
+       .supported_n = "n = nodes x GPUs per node of a cluster topology",
+       .hierarchical = true,
+       .n_constraint = &hierarchical_constraint,
+       .generate = &generate_ring_multichannel},
+      {.name = "nccl_tree",
+       .summary = "NCCL's tree: NVLink chains inside nodes, a double binary tree across them per NIC rail, "
+                  "pipelined reduce up and broadcast down",
+       .reference = "Sanders, Speck, Traeff: Two-tree algorithms for full bandwidth broadcast, reduction and scan "
+                    "(Parallel Computing 2009); NCCL 2.4 trees with intra-node chains",
+       .supported_n = "n = nodes x GPUs per node of a cluster topology",
+       .hierarchical = true,
+       .default_pipeline_chunks = kNcclTreePipelineChunks,
+       .n_constraint = &hierarchical_constraint,
+       .generate = &generate_nccl_tree},
       {.name = "stragglar_cluster",
        .summary = "while one GPU is late the others reduce everything else (nodes, then two trees per rail); then a "
                   "pipelined two-tree broadcast per rail from its node, spread over NVLink as it lands",

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "collsim/algorithms/registry.hpp"
 
@@ -40,6 +41,16 @@ Schedule generate_hierarchical(const AlgorithmOptions& options);
 Schedule generate_hierarchical_rhd(const AlgorithmOptions& options);
 /// Empty when n = nodes x gpus_per_node (gpus_per_node > 0, at most 65535 nodes), else why not.
 std::string hierarchical_unsupported(Rank n, std::uint32_t gpus_per_node);
+/// NCCL's multi-channel ring across nodes: one ring over all n GPUs per NIC rail (G channels,
+/// G ports), each carrying 1/G of the buffer; ring order in ring_multichannel.cpp. Throws
+/// ScheduleError unless options.gpus_per_node divides n.
+Schedule generate_ring_multichannel(const AlgorithmOptions& options);
+/// The ring order of `channel` (0 .. gpus_per_node - 1): every rank once, node by node.
+std::vector<Rank> ring_multichannel_order(Rank n, std::uint32_t gpus_per_node, std::uint32_t channel);
+/// NCCL's tree across nodes: NVLink chains inside nodes, a double binary tree across them, one
+/// tree pair per NIC rail (options.pipeline_chunks per node slice, even, half per tree; see
+/// nccl_tree.cpp). Throws ScheduleError unless options.gpus_per_node divides n, or for an odd depth.
+Schedule generate_nccl_tree(const AlgorithmOptions& options);
 /// Straggler-aware cluster AllReduce (docs/stragglar_cluster.md): everything not needing rank
 /// n-1 is reduced before it arrives, then one pipelined two-tree broadcast per rail from its node.
 /// options.pipeline_chunks = chunks per slice (even, >= 2). Throws ScheduleError unless
