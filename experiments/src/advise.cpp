@@ -37,6 +37,7 @@ class DelayProbe {
     options.gpus_per_node = gpus_per_node_of(config_.topology);
     schedule_ = generate_schedule(algorithm, options);
     config_.start = spec.starts.front();
+    config_.execution = execution_at(spec, config_.size_bytes);
     config_.arrival_s.assign(n, 0.0);
   }
   double time_s(double delay_s) {

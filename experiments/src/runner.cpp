@@ -119,6 +119,7 @@ class Executor {
     config.size_bytes = spec_.sizes_bytes[p.size];
     config.topology = topology(p);
     config.start = spec_.starts[p.start];
+    config.execution = execution_at(spec_, config.size_bytes);
     Engine& engine = *engines_.at(spec_.engine_at(p.engine, p.topology));
     ArrivalProcess process(arrival_for(spec_.arrivals[p.arrival], n), n, arrival_seed(spec_.seed, p.arrival, n));
     // Straggler-oblivious schedules do not depend on the straggler: one cache entry for all.

@@ -122,8 +122,9 @@ int simulate_command(const Args& args, std::ostream& out) {
       .option("seed", "", "N", "seed of every random draw", "1")
       .option("start", "", "eager|barrier", "how phases start when ranks arrive late", "barrier")
       .option("execution", "", "fused|p2p_rounds",
-              "fused: one launch per rank; p2p_rounds: a launch before every round (StragglAR's executor)", "fused")
-      .option("launch", "", "DURATION", "launch overhead per kernel or NCCL group (replay, simgrid)", "0")
+              "fused: one launch per rank; p2p_rounds: a launch before every round (StragglAR's executor; default: the "
+              "model's, else fused)")
+      .option("launch", "", "DURATION", "launch overhead per kernel or NCCL group (replay, simgrid; default: the model's, else 0)")
       .option("engine", "", "NAME", "closed_form, replay, simgrid or auto (= replay, which models every topology)", "replay")
       .option("pipeline-chunks", "", "K", "trees: pipeline depth in chunks (0 = default)", "0")
       .option("trace", "", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
@@ -149,8 +150,7 @@ int simulate_command(const Args& args, std::ostream& out) {
   RunConfig config;
   config.size_bytes = parse_size_bytes(parser.get("size"), "--size");
   config.start = parse_start_mode(parser.get("start"), "simulate: --start");
-  config.execution.style = parse_execution_style(parser.get("execution"), "simulate: --execution");
-  config.execution.launch_s = parse_duration_s(parser.get("launch"), "--launch");
+
   config.record_trace = parser.has("trace");
   if (auto t = parser.get_optional("trace")) output_file_option(*t, "simulate", "--trace");
   const auto seed = parse_unsigned(parser.get("seed"), "--seed");
@@ -178,6 +178,10 @@ int simulate_command(const Args& args, std::ostream& out) {
   }
   config.topology = resolve_topology(topology, options.n, link);
   if (model) apply_model(*model, config.size_bytes, config.topology);
+  // Flags override the model file's execution defaults; without either, fused and no launch.
+  if (model) config.execution = model->execution_for_size(config.size_bytes);
+  if (auto x = parser.get_optional("execution")) config.execution.style = parse_execution_style(*x, "simulate: --execution");
+  if (auto l = parser.get_optional("launch")) config.execution.launch_s = parse_duration_s(*l, "--launch");
   if (auto g = parser.get_optional("gamma")) config.topology.link.gamma_s_per_byte = parse_duration_s(*g, "--gamma");
 
   ArrivalSpec arrival_spec = trace ? *trace : arrival_from_flags(parser, options.n, "simulate").value_or(ArrivalSpec{});

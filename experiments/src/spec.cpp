@@ -121,7 +121,7 @@ constexpr std::string_view kTopKeys[] = {"name",   "description", "algorithms", 
                                          "sizes",  "topology",    "link",            "delays",
                                          "arrival", "start",      "engine",          "trials",
                                          "seed",   "pipeline_chunks", "skip_unsupported", "plot",
-                                         "collsim_version"};
+                                         "collsim_version", "execution", "launch"};
 
 // Map entries in file order; unknown or repeated keys are errors.
 YamlEntries entries_of(const SpecReader& reader, const YAML::Node& node, std::string_view path,
@@ -205,6 +205,12 @@ void SpecReader::parse(const YAML::Node& root) {
     const auto value = unsigned_integer(*chunks, "pipeline_chunks", "a non-negative integer");
     if (value > 1'000'000) fail(*chunks, "pipeline_chunks", fmt::format("{} is too large", value));
     spec_.pipeline_chunks = static_cast<std::uint32_t>(value);
+  }
+  if (const YAML::Node* execution = find_entry(entries, "execution")) {
+    spec_.execution = parse_execution_style(scalar(*execution, "execution", "fused or p2p_rounds"), where("execution", *execution));
+  }
+  if (const YAML::Node* launch = find_entry(entries, "launch")) {
+    spec_.launch_s = parse_duration_s(scalar(*launch, "launch", "a duration"), where("launch", *launch));
   }
   if (const YAML::Node* skip = find_entry(entries, "skip_unsupported")) {
     spec_.skip_unsupported = boolean(*skip, "skip_unsupported");
@@ -429,6 +435,13 @@ ExperimentSpec load_spec(const std::filesystem::path& file, bool check_plot_scri
 
 LinkModel link_at(const ExperimentSpec& spec, double size_bytes) {
   return spec.link_model ? spec.link_model->link_for_size(size_bytes) : spec.link;
+}
+
+ExecutionCosts execution_at(const ExperimentSpec& spec, double size_bytes) {
+  ExecutionCosts costs = spec.link_model ? spec.link_model->execution_for_size(size_bytes) : ExecutionCosts{};
+  if (spec.execution) costs.style = *spec.execution;
+  if (spec.launch_s) costs.launch_s = *spec.launch_s;
+  return costs;
 }
 
 Topology topology_at(const ExperimentSpec& spec, std::size_t index, Rank n, double size_bytes) {

@@ -47,8 +47,11 @@ struct CostRules {
 
   /// Seconds a rank spends before it can take part in one of its rounds, from when it reached
   /// it: a launch before every round with P2pRounds, before its first one only when Fused.
-  double entry_s(bool first_round) const {
-    return execution.style == ExecutionStyle::P2pRounds || first_round ? execution.launch_s : 0.0;
+  double entry_s(bool first_round) const { return launches_before(first_round) ? execution.launch_s : 0.0; }
+  /// Whether a rank launches a kernel (or NCCL group) before this round, even at launch_s = 0
+  /// (the cost walk counts launches on the critical path whatever their current price).
+  bool launches_before(bool first_round) const {
+    return execution.style == ExecutionStyle::P2pRounds || first_round;
   }
 
   double bytes(const Transfer& t) const { return t.chunk_count * chunk_bytes; }
@@ -252,7 +255,8 @@ struct SecondsAlgebra {
   static Time applied(Time arrived, const Transfer& /*t*/, double /*bytes*/, double apply_s) {
     return arrived + apply_s;
   }
-  static Time after(Time t, double seconds) { return t + seconds; }
+  /// `t` plus one launch of `seconds` (adding 0 leaves t exact).
+  static Time launched(Time t, double seconds) { return t + seconds; }
 };
 
 /// One pass over the transfers in round order; exact when every transfer's arrival is known at
@@ -280,8 +284,8 @@ bool dataflow_sweep(const Schedule& s, std::span<const double> gate_s, const Cos
         for (const Rank e : {t.src, t.dst}) {
           if (rank_round[e] == round_id) continue;
           // e enters this round when everything before it is done and its launch is paid.
-          const double entry_s = rules.entry_s(rank_round[e] == kNoRound);
-          ready[e] = entry_s > 0 ? Algebra::after(done[e], entry_s) : done[e];
+          const bool first = rank_round[e] == kNoRound;
+          ready[e] = rules.launches_before(first) ? Algebra::launched(done[e], rules.entry_s(first)) : done[e];
           rank_round[e] = round_id;
         }
         const Time start = Algebra::at_least(Algebra::later(ready[t.src], ready[t.dst]), gate_s[p]);

@@ -115,6 +115,23 @@ TEST(Spec, ResolvedYamlOfShorthandRoundTrips) {
   EXPECT_EQ(again.sizes_bytes, spec.sizes_bytes);
 }
 
+// `execution` and `launch` set the run's execution costs, over the model file's defaults; a
+// spec without them and without a model is pure alpha-beta (fused, no launch).
+TEST(Spec, ExecutionAndLaunchKeys) {
+  const ExperimentSpec plain = parse_and_validate(kMinimal);
+  EXPECT_FALSE(plain.execution.has_value());
+  EXPECT_EQ(execution_at(plain, 1e9).launch_s, 0.0);
+  EXPECT_EQ(execution_at(plain, 1e9).style, ExecutionStyle::Fused);
+  const ExperimentSpec spec = parse_and_validate(kMinimal + "execution: p2p_rounds\nlaunch: 20us\n");
+  EXPECT_EQ(execution_at(spec, 1e9).style, ExecutionStyle::P2pRounds);
+  EXPECT_DOUBLE_EQ(execution_at(spec, 1e9).launch_s, 20e-6);
+  const ExperimentSpec again = parse_spec(resolved_yaml(spec), "resolved", {});
+  EXPECT_EQ(again.execution, spec.execution);
+  EXPECT_DOUBLE_EQ(*again.launch_s, 20e-6);
+  expect_error(kMinimal + "execution: async\n", {"execution", "unknown execution style 'async'"});
+  expect_error(kMinimal + "launch: 3\n", {"launch"});
+}
+
 TEST(SpecErrors, UnknownKeysNameThePathAndLine) {
   expect_error(kMinimal + "trails: 3\n", {"trails", "line 4", "unknown key"});
   expect_error(kMinimal + "link:\n  alpha: 3us\n  bandwith: 1GBps\n", {"link.bandwith", "line 6", "unknown key"});
