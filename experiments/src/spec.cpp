@@ -225,9 +225,10 @@ void SpecReader::parse_algorithms(const YAML::Node& node) {
   if (node.IsScalar() && node.Scalar() == "all") {
     remember(node, "algorithms");
     // The flat algorithms: hierarchical ones run only on cluster topologies, so `all` on an
-    // NVSwitch study would otherwise fail; a cluster study names them.
+    // NVSwitch study would otherwise fail; a cluster study names them. A row chosen per run
+    // (`nccl`) repeats one of the others at every point, so a study names it too.
     for (const auto& info : all_algorithms()) {
-      if (!info.hierarchical) spec_.algorithms.emplace_back(info.name);
+      if (!info.hierarchical && !info.chosen_per_run) spec_.algorithms.emplace_back(info.name);
     }
     return;
   }

@@ -95,7 +95,8 @@ CsvExplanation explain_csv_row(const MeasurementRow& row, const CalibrationOptio
                                const std::filesystem::path& path) {
   const auto& known = all_algorithms();
   const auto it = std::find_if(known.begin(), known.end(), [&](const AlgorithmInfo& a) { return a.name == row.algorithm; });
-  if (it != known.end()) {
+  // A row chosen per run (`nccl`) is collsim-cuda's native NCCL baseline, not a collsim schedule.
+  if (it != known.end() && !it->chosen_per_run) {
     return {true, Collective::AllReduce, row.algorithm, it->straggler_aware, ExecutionStyle::P2pRounds};
   }
   if (row.algorithm == "p2p") return {true, Collective::SendRecv, "sendrecv", false, ExecutionStyle::Fused};

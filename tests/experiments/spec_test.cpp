@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "collsim/algorithms/registry.hpp"
 #include "collsim/models/error.hpp"
 
 namespace collsim {
@@ -117,6 +118,15 @@ TEST(Spec, ResolvedYamlOfShorthandRoundTrips) {
 
 // `execution` and `launch` set the run's execution costs, over the model file's defaults; a
 // spec without them and without a model is pure alpha-beta (fused, no launch).
+// `all` lists what collsim generates: `nccl` repeats one of those at every point, so a study
+// names it.
+TEST(Spec, AllLeavesOutTheRowChosenPerRun) {
+  const ExperimentSpec spec = parse_and_validate("name: t\nalgorithms: all\nn: 8\n");
+  for (const auto& a : spec.algorithms) EXPECT_FALSE(find_algorithm(a).chosen_per_run) << a;
+  const ExperimentSpec named = parse_and_validate("name: t\nalgorithms: [nccl]\nn: 8\n");
+  EXPECT_EQ(named.algorithms.front(), "nccl");
+}
+
 TEST(Spec, ExecutionAndLaunchKeys) {
   const ExperimentSpec plain = parse_and_validate(kMinimal);
   EXPECT_FALSE(plain.execution.has_value());
