@@ -33,6 +33,11 @@ void execute_on_buffers(const Schedule& schedule, std::size_t elements_per_chunk
     std::size_t staged;  // offset in the staging area
     std::size_t count;
   };
+  // Switch ranks hold zeros at first; contributions reduced into one add up, whatever their number.
+  std::vector<std::vector<double>> switch_buffers(schedule.num_switch_ranks, std::vector<double>(buffer_elems, 0.0));
+  const auto buffer = [&](Rank r) -> std::vector<double>& {
+    return r < schedule.n ? buffers[r] : switch_buffers[r - schedule.n];
+  };
   std::vector<double> staging;
   std::vector<Incoming> incoming;
   for (const Phase& phase : schedule.phases) {
@@ -41,20 +46,20 @@ void execute_on_buffers(const Schedule& schedule, std::size_t elements_per_chunk
       staging.clear();
       incoming.clear();
       for (const Transfer& t : phase.round(r)) {
-        if (t.src >= schedule.n || t.dst >= schedule.n ||
+        if (t.src >= schedule.num_ranks() || t.dst >= schedule.num_ranks() ||
             static_cast<std::size_t>(t.chunk_begin) + t.chunk_count > schedule.num_chunks) {
           throw ScheduleError(fmt::format("reference executor: transfer {} -> {} chunks [{}, {}) out of bounds",
                                           t.src, t.dst, t.chunk_begin, t.chunk_begin + t.chunk_count));
         }
         const std::size_t offset = t.chunk_begin * chunk_elems;
         const std::size_t count = t.chunk_count * chunk_elems;
-        const auto& src = buffers[t.src];
+        const auto& src = buffer(t.src);
         incoming.push_back(Incoming{t.dst, offset, t.op, staging.size(), count});
         staging.insert(staging.end(), src.begin() + static_cast<std::ptrdiff_t>(offset),
                        src.begin() + static_cast<std::ptrdiff_t>(offset + count));
       }
       for (const Incoming& in : incoming) {
-        double* dst = buffers[in.dst].data() + in.offset;
+        double* dst = buffer(in.dst).data() + in.offset;
         const double* data = staging.data() + in.staged;
         if (in.op == Op::Copy) {
           std::copy(data, data + in.count, dst);

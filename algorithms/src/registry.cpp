@@ -15,6 +15,10 @@ namespace {
 // Pipeline depth of the three trees when the options give none. One value for all three, so
 // that tree results compare at equal pipelining.
 constexpr std::uint32_t kTreePipelineChunks = 8;
+// NVLS pipeline depth: (C + 1) rounds of alpha/2 + s/(C B); C = 16 keeps the fill and drain
+// round within 7% of the bandwidth term and costs 17 latencies, near the optimum sqrt(2 s / (alpha B))
+// ~ 38 at 1 GiB on a DGX H100 and far below it at small sizes, where the latency dominates.
+constexpr std::uint32_t kNvlsPipelineChunks = 16;
 
 // Adapts a generator file's constraint on n to SupportFn for an algorithm that has no node
 // structure, so it ignores the topology's node size.
@@ -38,6 +42,13 @@ constexpr std::string_view kMpichPaper =
 
 std::uint32_t gpus_per_node_of(const Topology& topology) {
   return topology.kind == TopologyKind::Cluster ? topology.cluster.gpus_per_node : 0;
+}
+
+NConstraintContext topology_context(const Topology& topology) {
+  NConstraintContext context;
+  if (const std::uint32_t gpus = gpus_per_node_of(topology); gpus > 0) context.gpus_per_node = gpus;
+  context.switch_reduction = topology.switch_reduction;
+  return context;
 }
 
 const char* algorithm_role_name(AlgorithmRole role) {
@@ -104,6 +115,17 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .n_constraint = &flat<&double_binary_tree_unsupported>,
        .generate = &generate_double_binary_tree,
        .closed_form = &double_binary_tree_closed_form,
+       .nccl_candidate = true},
+      {.name = "nvls",
+       .summary = "NVLS: every GPU reduces into the NVSwitch, which multicasts the sum back, pipelined over chunks",
+       .reference = "NVIDIA NCCL 2.17+ NVLS algorithm (NVLink SHARP: multimem reductions in the H100 NVSwitch)",
+       .supported_n = "every n >= 2 GPUs of one NVSwitch that reduces in the network (topology switch_reduction: true)",
+       .needs_switch_reduction = true,
+       .default_pipeline_chunks = kNvlsPipelineChunks,
+       .n_constraint = &nvls_unsupported,
+       .generate = &generate_nvls,
+       .closed_form = &nvls_closed_form,
+       .closed_form_any_late_rank = true,
        .nccl_candidate = true},
       {.name = "direct",
        .summary = "AllReduce among the ready ranks, full-buffer exchange with the straggler, doubling broadcast",

@@ -36,9 +36,11 @@ void Phase::trim_empty_rounds() {
 }
 
 void Phase::relabel(std::span<const Rank> new_rank_of) {
+  // Ranks past the permutation (switch ranks) keep their ids.
+  const auto rename = [&new_rank_of](Rank r) { return r < new_rank_of.size() ? new_rank_of[r] : r; };
   for (auto& t : transfers_) {
-    t.src = new_rank_of[t.src];
-    t.dst = new_rank_of[t.dst];
+    t.src = rename(t.src);
+    t.dst = rename(t.dst);
   }
 }
 
@@ -73,7 +75,9 @@ void Schedule::relabel(std::span<const Rank> new_rank_of) {
     // Transfers reference ranks < n only if the schedule is well formed; the verifier reports
     // out-of-range ranks, so relabelling must not index out of bounds on a broken schedule.
     for (const auto& t : p.transfers()) {
-      if (t.src >= n || t.dst >= n) throw ScheduleError("relabel: transfer with rank >= n");
+      if (t.src >= num_ranks() || t.dst >= num_ranks()) {
+        throw ScheduleError("relabel: transfer with a rank >= n + num_switch_ranks");
+      }
     }
     p.relabel(new_rank_of);
   }

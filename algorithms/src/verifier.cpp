@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -110,7 +111,8 @@ class Verifier {
       return std::move(diags_);
     }
     if (s_.ports == 0) report(kNone, kNone, "ports is 0: no rank may send or receive");
-    state_.resize(static_cast<std::size_t>(s_.n) * s_.num_chunks);
+    // Switch ranks (schedule.hpp) start with empty sets: they hold no data of their own.
+    state_.resize(static_cast<std::size_t>(s_.num_ranks()) * s_.num_chunks);
     for (Rank r = 0; r < s_.n; ++r) {
       for (std::uint32_t c = 0; c < s_.num_chunks; ++c) at(r, c) = RankSet{r, r + 1, 0, 0};
     }
@@ -130,6 +132,7 @@ class Verifier {
     std::uint32_t chunk;
     RankSet value;
     std::size_t transfer;  // index within the round, for messages
+    bool accumulate = false;  // a contribution a switch adds in flight (value = what is added)
   };
 
   RankSet& at(Rank r, std::uint32_t c) { return state_[static_cast<std::size_t>(r) * s_.num_chunks + c]; }
@@ -148,12 +151,16 @@ class Verifier {
         return fmt::format("transfer {} -> {} chunks [{}, {})", t.src, t.dst, t.chunk_begin,
                            t.chunk_begin + t.chunk_count);
       };
-      if (t.src >= s_.n || t.dst >= s_.n) {
-        report(p, r, fmt::format("{}: rank out of range 0..{}", where(), s_.n - 1));
+      if (t.src >= s_.num_ranks() || t.dst >= s_.num_ranks()) {
+        report(p, r, fmt::format("{}: rank out of range 0..{}", where(), s_.num_ranks() - 1));
         continue;
       }
       if (t.src == t.dst) {
         report(p, r, fmt::format("{}: a rank sends to itself", where()));
+        continue;
+      }
+      if (const std::string why = switch_rule_broken(t); !why.empty()) {
+        report(p, r, fmt::format("{}: {}", where(), why));
         continue;
       }
       if (t.chunk_count == 0 ||
@@ -163,6 +170,13 @@ class Verifier {
       }
       count_port(sends_, t.src, p, r, "sends");
       count_port(recvs_, t.dst, p, r, "receives");
+      if (s_.is_switch(t.dst)) {
+        // Contributions to a switch are summed when the round ends, all of them together.
+        for (std::uint32_t c = t.chunk_begin; c < t.chunk_begin + t.chunk_count; ++c) {
+          pending_.push_back(Pending{t.dst, c, at(t.src, c), i, true});
+        }
+        continue;
+      }
       for (std::uint32_t c = t.chunk_begin; c < t.chunk_begin + t.chunk_count; ++c) {
         if (const auto fast = fast_path(t.op, at(t.src, c), at(t.dst, c))) {
           pending_.push_back(Pending{t.dst, c, *fast, i});
@@ -186,10 +200,15 @@ class Verifier {
       }
     }
     // Writes land at the end of the round (snapshot semantics); two writes to one cell conflict.
-    std::sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) {
+    // A switch adds every contribution of the round to what it holds (the one exception).
+    std::stable_sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) {
       return a.dst != b.dst ? a.dst < b.dst : a.chunk < b.chunk;
     });
     for (std::size_t i = 0; i < pending_.size(); ++i) {
+      if (pending_[i].accumulate) {
+        accumulate(p, r, pending_[i]);
+        continue;
+      }
       if (i > 0 && pending_[i].dst == pending_[i - 1].dst && pending_[i].chunk == pending_[i - 1].chunk) {
         report(p, r, fmt::format("rank {} chunk {} is written by two transfers in one round",
                                  pending_[i].dst, pending_[i].chunk));
@@ -216,8 +235,28 @@ class Verifier {
     return std::nullopt;  // overlap: double counting, reported by the slow path
   }
 
+  // The rules of schedule.hpp for transfers that touch a switch rank; "" if `t` keeps them.
+  std::string switch_rule_broken(const Transfer& t) const {
+    if (s_.is_switch(t.src) && s_.is_switch(t.dst)) return "two switch ranks exchange data";
+    if (s_.is_switch(t.dst) && t.op != Op::Reduce) return "a GPU sends to a switch rank with copy (only reduce)";
+    if (s_.is_switch(t.src) && t.op != Op::Copy) return "a switch rank sends with reduce (only copy: a multicast)";
+    return "";
+  }
+
+  void accumulate(std::size_t p, std::size_t r, const Pending& in) {
+    RankSet& cell = at(in.dst, in.chunk);
+    store_.load(cell, dst_);
+    store_.load(in.value, src_);
+    if (!merge_disjoint(src_, dst_, merged_)) {
+      report(p, r, fmt::format("switch rank {} chunk {} receives contributions {} it already holds {}: "
+                               "a double contribution", in.dst, in.chunk, describe(src_), describe(dst_)));
+    }
+    cell = store_.store(merged_);
+  }
+
   void count_port(std::vector<std::uint32_t>& count, Rank rank, std::size_t p, std::size_t r,
                   const char* verb) {
+    if (rank >= s_.n) return;  // switch ranks have no port limit
     if (stamp_[rank] != round_id_) {
       stamp_[rank] = round_id_;
       sends_[rank] = 0;

@@ -59,10 +59,11 @@ std::string algorithms_json() {
   for (const AlgorithmInfo& info : all_algorithms()) {
     out += fmt::format(
         "{}\n  {{\"name\":{},\"summary\":{},\"reference\":{},\"role\":\"{}\",\"straggler_aware\":{},"
-        "\"hierarchical\":{},\"closed_form\":{},\"closed_form_any_late_rank\":{},\"supported_n\":{},"
-        "\"default_pipeline_chunks\":{}}}",
+        "\"hierarchical\":{},\"needs_switch_reduction\":{},\"closed_form\":{},\"closed_form_any_late_rank\":{},"
+        "\"supported_n\":{},\"default_pipeline_chunks\":{}}}",
         out.size() > 1 ? "," : "", json_string(info.name), json_string(info.summary), json_string(info.reference),
-        algorithm_role_name(info.role), info.straggler_aware, info.hierarchical, info.has_closed_form(),
+        algorithm_role_name(info.role), info.straggler_aware, info.hierarchical, info.needs_switch_reduction,
+        info.has_closed_form(),
         info.closed_form_any_late_rank, json_string(info.supported_n),
         info.default_pipeline_chunks > 0 ? fmt::format("{}", info.default_pipeline_chunks) : std::string("null"));
   }
@@ -78,7 +79,7 @@ int algorithms_command(const Args& args, std::ostream& out) {
                    "default pipeline depth and the rank counts it supports.");
   parser.flag("json",
               "print a JSON list of objects {name, summary, reference, role, straggler_aware, hierarchical, "
-              "closed_form, closed_form_any_late_rank, supported_n, default_pipeline_chunks (null: not pipelined)}");
+              "needs_switch_reduction (runs only where the NVSwitch reduces: topology switch_reduction), closed_form, closed_form_any_late_rank, supported_n, default_pipeline_chunks (null: not pipelined)}");
   if (!parser.parse(args)) {
     out << parser.help();
     return 0;

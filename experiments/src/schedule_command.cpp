@@ -44,8 +44,9 @@ std::string format_round(std::span<const Transfer> round) {
 }
 
 void print_text(const Schedule& s, std::ostream& out) {
-  out << fmt::format("{} n={} chunks={} ports={}{}  ('+' = reduce at the receiver)\n", s.algorithm, s.n,
-                     s.num_chunks, s.ports, s.straggler >= 0 ? fmt::format(" straggler={}", s.straggler) : "");
+  out << fmt::format("{} n={} chunks={} ports={}{}{}  ('+' = reduce at the receiver)\n", s.algorithm, s.n,
+                     s.num_chunks, s.ports, s.straggler >= 0 ? fmt::format(" straggler={}", s.straggler) : "",
+                     s.num_switch_ranks > 0 ? fmt::format(" switch_ranks={}..{}", s.n, s.num_ranks() - 1) : "");
   for (const Phase& p : s.phases) {
     out << fmt::format("phase {} ({} rounds, {} transfers)\n", p.name(), p.num_rounds(), p.num_transfers());
     for (std::size_t r = 0; r < p.num_rounds(); ++r) {
@@ -55,8 +56,9 @@ void print_text(const Schedule& s, std::ostream& out) {
 }
 
 void print_json(const Schedule& s, std::ostream& out) {
-  out << fmt::format("{{\"algorithm\":{},\"n\":{},\"num_chunks\":{},\"straggler\":{},\"ports\":{},\"phases\":[",
-                     json_string(s.algorithm), s.n, s.num_chunks, s.straggler, s.ports);
+  out << fmt::format("{{\"algorithm\":{},\"n\":{},\"num_chunks\":{},\"straggler\":{},\"ports\":{},"
+                     "\"num_switch_ranks\":{},\"phases\":[",
+                     json_string(s.algorithm), s.n, s.num_chunks, s.straggler, s.ports, s.num_switch_ranks);
   for (std::size_t p = 0; p < s.phases.size(); ++p) {
     const Phase& phase = s.phases[p];
     out << fmt::format("{}{{\"name\":{},\"rounds\":[", p ? "," : "", json_string(phase.name()));
@@ -82,7 +84,8 @@ int schedule_command(const Args& args, std::ostream& out) {
   parser.option("algo", "-a", "NAME", "algorithm: " + algorithm_names())
       .option("n", "-n", "N", "number of ranks (>= 2)")
       .option("straggler", "", "RANK", "the expected straggler (straggler-aware algorithms)")
-      .option("pipeline-chunks", "", "K", "trees: pipeline depth in chunks (0 = default)", "0")
+      .option("pipeline-chunks", "", "K",
+              "pipelined algorithms (trees, nvls): pipeline depth in chunks (0 = the algorithm's default)", "0")
       .option("gpus-per-node", "", "G", "hierarchical algorithms: GPUs per node (n must be a multiple)", "0")
       .option("format", "", "text|json|stats", "output format", "text");
   if (!parser.parse(args)) {

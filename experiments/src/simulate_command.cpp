@@ -127,7 +127,8 @@ int simulate_command(const Args& args, std::ostream& out) {
               "model's, else fused)")
       .option("launch", "", "DURATION", "launch overhead per kernel or NCCL group (replay, simgrid; default: the model's, else 0)")
       .option("engine", "", "NAME", "closed_form, replay, simgrid or auto (= replay, which models every topology)", "replay")
-      .option("pipeline-chunks", "", "K", "trees: pipeline depth in chunks (0 = default)", "0")
+      .option("pipeline-chunks", "", "K",
+              "pipelined algorithms (trees, nvls): pipeline depth in chunks (0 = the algorithm's default)", "0")
       .option("trace", "", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
       .option("max-schedule-memory", "", "SIZE", "refuse an -n whose schedule is estimated to need more memory",
               format_size(kDefaultScheduleMemoryLimit_bytes))

@@ -224,11 +224,14 @@ void SpecReader::parse(const YAML::Node& root) {
 void SpecReader::parse_algorithms(const YAML::Node& node) {
   if (node.IsScalar() && node.Scalar() == "all") {
     remember(node, "algorithms");
-    // The flat algorithms: hierarchical ones run only on cluster topologies, so `all` on an
-    // NVSwitch study would otherwise fail; a cluster study names them. A row chosen per run
-    // (`nccl`) repeats one of the others at every point, so a study names it too.
+    // The algorithms that run on every topology: hierarchical ones run only on clusters and
+    // nvls only where the switch reduces, so `all` on other studies would otherwise fail; a
+    // study on such a topology names them. A row chosen per run (`nccl`) repeats one of the
+    // others at every point, so a study names it too.
     for (const auto& info : all_algorithms()) {
-      if (!info.hierarchical && !info.chosen_per_run) spec_.algorithms.emplace_back(info.name);
+      if (!info.hierarchical && !info.needs_switch_reduction && !info.chosen_per_run) {
+        spec_.algorithms.emplace_back(info.name);
+      }
     }
     return;
   }
@@ -452,11 +455,8 @@ Topology topology_at(const ExperimentSpec& spec, std::size_t index, Rank n, doub
 }
 
 NConstraintContext node_context_at(const ExperimentSpec& spec, std::size_t index, Rank n) {
-  NConstraintContext context;
-  // The node size does not depend on the buffer size, only the link parameters do.
-  const std::uint32_t gpus = gpus_per_node_of(topology_at(spec, index, n, spec.sizes_bytes.front()));
-  if (gpus > 0) context.gpus_per_node = gpus;
-  return context;
+  // The node size and switch capability do not depend on the buffer size, only the link parameters do.
+  return topology_context(topology_at(spec, index, n, spec.sizes_bytes.front()));
 }
 
 ArrivalSpec arrival_for(const ArrivalChoice& choice, Rank n) {

@@ -204,11 +204,13 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
   if (!spec.skip_unsupported) {
     for (std::size_t i = 0; i < spec.algorithms.size(); ++i) {
       const AlgorithmInfo& info = find_algorithm(spec.algorithms[i]);
-      // Hierarchical rows see each topology's node size; flat rows ignore it.
-      const std::size_t topologies = info.hierarchical ? spec.topologies.size() : 1;
+      // Hierarchical rows see each topology's node size, switch-reduction rows its capability;
+      // the other rows ignore the topology.
+      const bool per_topology = info.hierarchical || info.needs_switch_reduction;
+      const std::size_t topologies = per_topology ? spec.topologies.size() : 1;
       for (std::size_t t = 0; t < topologies; ++t) {
         for (std::size_t j = 0; j < spec.n.size(); ++j) {
-          const NConstraintContext context = info.hierarchical ? node_context_at(spec, t, spec.n[j]) : NConstraintContext{};
+          const NConstraintContext context = per_topology ? node_context_at(spec, t, spec.n[j]) : NConstraintContext{};
           if (const std::string why = info.unsupported_reason(spec.n[j], context); !why.empty()) {
             throw ConfigError(fmt::format("{}algorithm '{}' does not support n = {} on topology '{}' ({}); remove it "
                                           "or set 'skip_unsupported: true'",

@@ -38,7 +38,10 @@ SweepGrid::SweepGrid(const ExperimentSpec& spec) : spec_(&spec) {
   unsupported_.assign(algorithms_ * topologies_ * ns_, false);
   // Only hierarchical rows look at the node size: flat studies build no topology here.
   bool hierarchical = false;
-  for (const auto& name : spec.algorithms) hierarchical = hierarchical || find_algorithm(name).hierarchical;
+  for (const auto& name : spec.algorithms) {
+    const AlgorithmInfo& info = find_algorithm(name);
+    hierarchical = hierarchical || info.hierarchical || info.needs_switch_reduction;
+  }
   for (std::size_t t = 0; t < topologies_; ++t) {
     for (std::size_t i = 0; i < ns_; ++i) {
       const NConstraintContext context = hierarchical ? node_context_at(spec, t, spec.n[i]) : NConstraintContext{};

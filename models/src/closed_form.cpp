@@ -331,6 +331,18 @@ Timing stragglar(std::uint32_t n, double s, double d, std::uint32_t schedule_rou
   return {rs + completion, std::max(d, rs) + completion, n - 2 + r};
 }
 
+// NVLS (algorithms/src/nvls.cpp): every round has each GPU send one chunk up to the switch and
+// receive one down, each over one NVLink direction only (alpha/2 + m beta). The switch enters
+// round k+1 when every GPU's round-k contribution has arrived, so after round 0 (which ends d +
+// t for a late rank, t for the others) every transfer starts when the switch does: each round
+// adds exactly t, in both start modes (barrier holds the one phase until d; eager gets there
+// through the switch). No gamma: the switch adds at line rate and the GPUs only copy.
+Timing nvls(double s, double d, std::uint32_t chunks, const Cost& c) {
+  const double t = c.alpha / 2 + (s / chunks) * c.beta;
+  const double t0 = (chunks + 1) * t;
+  return {t0, d + t0, chunks + 1};
+}
+
 void validate(const ClosedFormInput& in) {
   if (in.n < 2) throw ConfigError(fmt::format("closed form: n = {} (an AllReduce needs at least 2 ranks)", in.n));
   if (!(in.size_bytes >= 0) || !std::isfinite(in.size_bytes)) {
@@ -422,6 +434,11 @@ ClosedFormResult double_binary_tree_closed_form(const ClosedFormInput& in) {
   return evaluate(in, [&](std::uint32_t n, double s, double d, const Cost& c) {
     return double_binary_tree(n, s, d, in.start, chunks, c);
   });
+}
+
+ClosedFormResult nvls_closed_form(const ClosedFormInput& in) {
+  const std::uint32_t chunks = pipeline_chunks(in, "nvls");
+  return evaluate(in, [&](std::uint32_t /*n*/, double s, double d, const Cost& c) { return nvls(s, d, chunks, c); });
 }
 
 ClosedFormResult stragglar_closed_form(const ClosedFormInput& in) {

@@ -80,6 +80,10 @@ const char* topology_kind_name(TopologyKind kind) {
 }
 
 void Topology::route_into(std::uint32_t src, std::uint32_t dst, std::vector<std::uint32_t>& out) const {
+  if ((src >= n || dst >= n) && src != dst) {
+    switch_route_into(src, dst, out);
+    return;
+  }
   if (src >= n || dst >= n || src == dst) {
     throw ConfigError(fmt::format("topology '{}': no route {} -> {} (GPUs are 0..{}, src != dst)",
                                   name, src, dst, n == 0 ? 0 : n - 1));
@@ -118,6 +122,28 @@ void Topology::route_into(std::uint32_t src, std::uint32_t dst, std::vector<std:
     }
   }
   throw InternalError("route: unknown topology kind");
+}
+
+void Topology::switch_route_into(std::uint32_t src, std::uint32_t dst, std::vector<std::uint32_t>& out) const {
+  if (!switch_reduction || (kind != TopologyKind::NvSwitch && kind != TopologyKind::Cluster)) {
+    throw ConfigError(fmt::format("topology '{}': no route {} -> {}: its switch cannot reduce (set "
+                                  "'switch_reduction: true' in the topology file if it can)",
+                                  name, src, dst));
+  }
+  const std::uint32_t nodes = kind == TopologyKind::Cluster ? (n + cluster.gpus_per_node - 1) / cluster.gpus_per_node : 1;
+  const std::uint32_t gpu = src < n ? src : dst;
+  const std::uint64_t other = src < n ? dst : src;
+  if ((src >= n && dst >= n) || other >= std::uint64_t{n} + nodes) {
+    throw ConfigError(fmt::format("topology '{}': no route {} -> {} (GPUs are 0..{}, switches {}..{}; a switch "
+                                  "exchanges data only with GPUs)", name, src, dst, n - 1, n, n + nodes - 1));
+  }
+  const std::uint32_t node = kind == TopologyKind::Cluster ? gpu / cluster.gpus_per_node : 0;
+  if (other - n != node) {
+    throw ConfigError(fmt::format("topology '{}': no route {} -> {}: GPU {} is on the switch of node {} (rank {})",
+                                  name, src, dst, gpu, node, n + node));
+  }
+  out.clear();
+  out.push_back(src < n ? src : n + dst);
 }
 
 std::vector<std::uint32_t> Topology::route(std::uint32_t src, std::uint32_t dst) const {

@@ -3,7 +3,7 @@
 namespace collsim::detail {
 
 RankRounds::RankRounds(const Schedule& schedule) : s_(schedule) {
-  const Rank n = s_.n;
+  const Rank n = s_.num_ranks();  // switch ranks walk their rounds like GPUs
   const std::uint64_t total = s_.num_transfers();
   if (total >= kNoRound) {
     throw ConfigError(fmt::format("the {} schedule has {} transfers; engines handle fewer than 2^32",

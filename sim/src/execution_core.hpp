@@ -18,6 +18,11 @@
 //    round: the rendezvous rule in closed form. The sweep is generic in its time type so that the
 //    cost walk can carry critical-path coefficients along with the times.
 // Both drive the same RankRounds index and CostRules; tests check that they agree.
+//
+// Switch ranks (schedule.hpp, NVLS) are ranks n .. n+m-1 here like any other: they walk their
+// rounds and rendezvous, which is what makes a switch's multicast wait for every contribution.
+// They arrive at 0 and pay no launch and no reduction cost (CostRules), and the finish times
+// handed back are those of the GPU ranks only.
 #pragma once
 
 #include <fmt/format.h>
@@ -44,22 +49,35 @@ struct CostRules {
   double chunk_bytes = 0;        ///< bytes per chunk (buffer size / num_chunks)
   double gamma_s_per_byte = 0;   ///< reduction cost at a `reduce` receiver
   ExecutionCosts execution;      ///< launch overheads
+  /// Ranks below this are GPUs; the others are switch ranks (the schedule's n). Every engine
+  /// sets it; the default treats every rank as a GPU.
+  Rank gpu_ranks = std::numeric_limits<Rank>::max();
 
-  /// Seconds a rank spends before it can take part in one of its rounds, from when it reached
-  /// it: a launch before every round with P2pRounds, before its first one only when Fused.
-  double entry_s(bool first_round) const { return launches_before(first_round) ? execution.launch_s : 0.0; }
-  /// Whether a rank launches a kernel (or NCCL group) before this round, even at launch_s = 0
+  /// Seconds rank r spends before it can take part in one of its rounds, from when it reached
+  /// it: a launch before every round with P2pRounds, before its first one only when Fused. A
+  /// switch launches nothing.
+  double entry_s(Rank r, bool first_round) const { return launches_before(r, first_round) ? execution.launch_s : 0.0; }
+  /// Whether rank r launches a kernel (or NCCL group) before this round, even at launch_s = 0
   /// (the cost walk counts launches on the critical path whatever their current price).
-  bool launches_before(bool first_round) const {
+  bool launches_before(Rank r, bool first_round) const {
+    if (r >= gpu_ranks) return false;
     return execution.style == ExecutionStyle::P2pRounds || first_round;
   }
 
   double bytes(const Transfer& t) const { return t.chunk_count * chunk_bytes; }
-  /// Seconds a receiver spends applying `t` after its data arrived (0 for a copy).
-  double apply_s(const Transfer& t) const {
-    return t.op == Op::Reduce ? bytes(t) * gamma_s_per_byte : 0.0;
+  /// Bytes a GPU receiver reduces for `t` (0 for a copy, and for a switch, which adds at line rate).
+  double reduced_bytes(const Transfer& t) const {
+    return t.op == Op::Reduce && t.dst < gpu_ranks ? bytes(t) : 0.0;
   }
+  /// Seconds a receiver spends applying `t` after its data arrived.
+  double apply_s(const Transfer& t) const { return reduced_bytes(t) * gamma_s_per_byte; }
 };
+
+/// The rules for `schedule` with the given costs (gpu_ranks = schedule.n).
+inline CostRules cost_rules(const Schedule& schedule, double size_bytes, double gamma_s_per_byte,
+                            ExecutionCosts execution) {
+  return CostRules{size_bytes / schedule.num_chunks, gamma_s_per_byte, execution, schedule.n};
+}
 
 /// Each rank's own rounds in CSR layout, and the global numbering of transfers (schedule order)
 /// and rounds (phases concatenated). Built once per run; validates every transfer.
@@ -118,12 +136,14 @@ class RankWalk {
  public:
   RankWalk(const RankRounds& index, std::span<const double> arrival_s, std::span<const double> gate_s,
            CostRules rules, bool record_trace)
-      : x_(index), arrival_s_(arrival_s), gate_s_(gate_s), rules_(rules), record_trace_(record_trace) {
-    const Rank n = index.schedule().n;
+      : x_(index), arrival_s_(arrival_s.begin(), arrival_s.end()), gate_s_(gate_s), rules_(rules),
+        record_trace_(record_trace) {
+    const Rank n = index.schedule().num_ranks();
+    arrival_s_.resize(n, 0.0);  // switch ranks are there from the start
     cur_rr_.assign(n, 0);
     cur_round_.assign(n, kNoRound);
     pending_.assign(n, 0);
-    finish_s_.assign(arrival_s.begin(), arrival_s.end());
+    finish_s_ = arrival_s_;
     if (record_trace_) {
       start_s_.resize(index.num_transfers());
       trace_.resize(index.num_transfers());
@@ -134,7 +154,7 @@ class RankWalk {
 
   /// Asks `net` to wake every rank that has work at its arrival.
   void begin(Net& net) {
-    for (Rank r = 0; r < x_.schedule().n; ++r) {
+    for (Rank r = 0; r < x_.schedule().num_ranks(); ++r) {
       if (x_.first(r) < x_.end(r)) net.wake_at(arrival_s_[r], Wake{Wake::Kind::Arrive, r, 0});
     }
   }
@@ -168,6 +188,7 @@ class RankWalk {
   void finish(RunResult& out) {
     COLLSIM_ASSERT(finished_ == x_.num_transfers(),
                    fmt::format("{} of {} transfers finished", finished_, x_.num_transfers()));
+    finish_s_.resize(x_.schedule().n);  // GPU ranks only
     out.finish_s = std::move(finish_s_);
     if (record_trace_) out.trace = std::move(trace_);
   }
@@ -176,7 +197,7 @@ class RankWalk {
   // Rank r has finished everything before rank-round k at t; it enters k once its launch
   // overhead for k (if any) is paid.
   void reach(Net& net, Rank r, std::uint64_t k, double t) {
-    const double entry_s = rules_.entry_s(k == x_.first(r));
+    const double entry_s = rules_.entry_s(r, k == x_.first(r));
     if (entry_s > 0) {
       cur_rr_[r] = k;  // cur_round_[r] stays kNoRound: partners must not start with r yet
       net.wake_at(t + entry_s, Wake{Wake::Kind::Launched, r, 0});
@@ -233,7 +254,7 @@ class RankWalk {
   }
 
   const RankRounds& x_;
-  std::span<const double> arrival_s_;
+  std::vector<double> arrival_s_;         // per rank, switch ranks included
   std::span<const double> gate_s_;
   CostRules rules_;
   bool record_trace_;
@@ -252,7 +273,7 @@ struct SecondsAlgebra {
   using Time = double;
   static Time later(Time a, Time b) { return std::max(a, b); }
   static Time at_least(Time t, double gate_s) { return std::max(t, gate_s); }
-  static Time applied(Time arrived, const Transfer& /*t*/, double /*bytes*/, double apply_s) {
+  static Time applied(Time arrived, const Transfer& /*t*/, double /*reduced_bytes*/, double apply_s) {
     return arrived + apply_s;
   }
   /// `t` plus one launch of `seconds` (adding 0 leaves t exact).
@@ -260,7 +281,8 @@ struct SecondsAlgebra {
 };
 
 /// One pass over the transfers in round order; exact when every transfer's arrival is known at
-/// its start. `ready` holds each rank's arrival on entry and its finish on return. `net`
+/// its start. `ready` holds each GPU rank's arrival on entry and its finish on return (switch
+/// ranks arrive at Time{}, zero, and are dropped from it at the end). `net`
 /// provides
 ///   bool begin_round(std::uint32_t phase, std::uint32_t round, std::span<const Transfer>);
 ///   Time arrive(const Transfer& t, const Time& start);   // when t's data reaches t.dst
@@ -272,8 +294,9 @@ bool dataflow_sweep(const Schedule& s, std::span<const double> gate_s, const Cos
                     std::vector<typename Algebra::Time>& ready, Net& net) {
   using Time = typename Algebra::Time;
   // ready[r]: when r entered its current round; done[r]: when all it did so far ended.
+  ready.resize(s.num_ranks(), Time{});
   std::vector<Time> done(ready);
-  std::vector<std::uint32_t> rank_round(s.n, kNoRound);
+  std::vector<std::uint32_t> rank_round(s.num_ranks(), kNoRound);
   std::uint32_t round_id = 0;
   for (std::size_t p = 0; p < s.phases.size(); ++p) {
     const Phase& phase = s.phases[p];
@@ -285,12 +308,12 @@ bool dataflow_sweep(const Schedule& s, std::span<const double> gate_s, const Cos
           if (rank_round[e] == round_id) continue;
           // e enters this round when everything before it is done and its launch is paid.
           const bool first = rank_round[e] == kNoRound;
-          ready[e] = rules.launches_before(first) ? Algebra::launched(done[e], rules.entry_s(first)) : done[e];
+          ready[e] = rules.launches_before(e, first) ? Algebra::launched(done[e], rules.entry_s(e, first)) : done[e];
           rank_round[e] = round_id;
         }
         const Time start = Algebra::at_least(Algebra::later(ready[t.src], ready[t.dst]), gate_s[p]);
         const Time arrived = net.arrive(t, start);
-        const Time applied = Algebra::applied(arrived, t, rules.bytes(t), rules.apply_s(t));
+        const Time applied = Algebra::applied(arrived, t, rules.reduced_bytes(t), rules.apply_s(t));
         done[t.src] = Algebra::later(done[t.src], arrived);
         done[t.dst] = Algebra::later(done[t.dst], applied);
         net.on_transfer(static_cast<std::uint32_t>(p), static_cast<std::uint32_t>(r), t, start, applied);
@@ -298,6 +321,7 @@ bool dataflow_sweep(const Schedule& s, std::span<const double> gate_s, const Cos
     }
   }
   ready.swap(done);
+  ready.resize(s.n);
   return true;
 }
 

@@ -20,8 +20,10 @@ RunMetrics compute_metrics(const RunResult& result, const std::vector<double>& a
   // receives at once is busy once, not twice.
   std::vector<std::vector<std::pair<double, double>>> intervals(n);
   for (const auto& rec : result.trace) {
-    intervals[rec.transfer.src].emplace_back(rec.start_s, rec.end_s);
-    intervals[rec.transfer.dst].emplace_back(rec.start_s, rec.end_s);
+    // Ranks >= n are switch ranks (NVLS): not GPUs, no busy time reported.
+    for (const Rank r : {rec.transfer.src, rec.transfer.dst}) {
+      if (r < n) intervals[r].emplace_back(rec.start_s, rec.end_s);
+    }
   }
   m.busy_s.assign(n, 0.0);
   m.idle_s.assign(n, 0.0);

@@ -42,7 +42,8 @@ NcclChoice choose_nccl(Rank n, double size_bytes, const Topology& topology, cons
   NcclChoice best;
   bool found = false;
   for (const AlgorithmInfo& info : all_algorithms()) {
-    if (!info.nccl_candidate || !info.unsupported_reason(n).empty()) continue;
+    // NVLS only where the switch reduces: the row's own constraint says so for this topology.
+    if (!info.nccl_candidate || !info.unsupported_reason(n, topology_context(topology)).empty()) continue;
     AlgorithmOptions options;
     options.n = n;
     const Schedule schedule = generate_schedule(info.name, options);

@@ -55,7 +55,7 @@ class FastNet {
     const Schedule& s = job_.schedule;
     for (const Transfer& t : round) {
       // Inline test first: the call that builds the message is for the rare bad transfer.
-      if (t.src >= s.n || t.dst >= s.n || t.src == t.dst ||
+      if (t.src >= s.num_ranks() || t.dst >= s.num_ranks() || t.src == t.dst ||
           static_cast<std::uint64_t>(t.chunk_begin) + t.chunk_count > s.num_chunks) {
         check_transfer(s, t, p, r);
       }
@@ -232,7 +232,7 @@ RunResult ReplayEngine::run(const Schedule& schedule, const RunConfig& config) {
   const LinkTable links(topo);
   Job job{schedule, topo, links, std::move(arrivals), {}, {}, config.record_trace};
   job.gate_s = phase_gates(schedule, job.arrival_s, config.start);
-  job.rules = detail::CostRules{config.size_bytes / schedule.num_chunks, topo.link.gamma_s_per_byte, config.execution};
+  job.rules = detail::cost_rules(schedule, config.size_bytes, topo.link.gamma_s_per_byte, config.execution);
   job.prune_links = options_.prune_links;
 
   RunResult result;

@@ -21,6 +21,10 @@ std::vector<double> checked_arrivals(const Schedule& schedule, const RunConfig& 
                                   schedule.algorithm, schedule.n));
   }
   topo.check();
+  if (schedule.num_switch_ranks > 0 && !topo.switch_reduction) {
+    throw ConfigError(fmt::format("the {} schedule reduces in the NVSwitch, but the switch of topology '{}' cannot "
+                                  "(its file does not set 'switch_reduction: true')", schedule.algorithm, topo.name));
+  }
   if (!(config.size_bytes >= 0) || !std::isfinite(config.size_bytes)) {
     throw ConfigError(fmt::format("size {} bytes must be >= 0 and finite", config.size_bytes));
   }
@@ -47,7 +51,7 @@ std::vector<double> phase_gates(const Schedule& schedule, std::span<const double
 }
 
 void check_transfer(const Schedule& schedule, const Transfer& t, std::size_t phase, std::size_t round) {
-  if (t.src >= schedule.n || t.dst >= schedule.n || t.src == t.dst ||
+  if (t.src >= schedule.num_ranks() || t.dst >= schedule.num_ranks() || t.src == t.dst ||
       static_cast<std::uint64_t>(t.chunk_begin) + t.chunk_count > schedule.num_chunks) {
     throw ScheduleError(fmt::format(
         "{} schedule, phase '{}' round {}: transfer {} -> {} of chunks [{}, {}) is malformed (n = {}, {} chunks)",

@@ -49,8 +49,9 @@ struct TimedAlgebra {
   using Time = Timed;
   static Timed later(const Timed& a, const Timed& b) { return collsim::later(a, b); }
   static Timed at_least(const Timed& t, double gate_s) { return collsim::later(t, Timed{gate_s, {}, {}, 0, 0}); }
-  static Timed applied(Timed arrived, const Transfer& t, double bytes, double apply_s) {
-    if (t.op == Op::Reduce) arrived.reduce_bytes += bytes;  // counted even at gamma = 0, so a fit sees it
+  static Timed applied(Timed arrived, const Transfer& /*t*/, double reduced_bytes, double apply_s) {
+    // Counted even at gamma = 0, so a fit sees it; 0 for a copy and for a switch's reduction.
+    arrived.reduce_bytes += reduced_bytes;
     arrived.t += apply_s;
     return arrived;
   }
@@ -82,7 +83,7 @@ class CountingNet {
     next_ = 0;
     for (std::size_t i = 0; i < round.size(); ++i) {
       const Transfer& x = round[i];
-      COLLSIM_ASSERT(x.src < s_.n && x.dst < s_.n, fmt::format("transfer {} -> {}", x.src, x.dst));
+      COLLSIM_ASSERT(x.src < s_.num_ranks() && x.dst < s_.num_ranks(), fmt::format("transfer {} -> {}", x.src, x.dst));
       topo_.route_into(x.src, x.dst, routes_[i]);
       for (const std::uint32_t l : routes_[i]) {
         if (binding_[l] == 0) continue;
@@ -172,7 +173,10 @@ CostCoefficients schedule_cost_coefficients(const Schedule& schedule, double siz
                                             const ExecutionCosts& execution) {
   // The nvswitch topology splits alpha into two exact halves and gives every port bandwidth B,
   // so the walk below charges alpha + max(port bytes) / B per transfer, the one-port model.
-  return schedule_cost_coefficients(schedule, size_bytes, make_nvswitch(schedule.n, at), execution).total();
+  Topology star = make_nvswitch(schedule.n, at);
+  // A schedule that reduces in the switch (NVLS) is costed on a switch that can.
+  star.switch_reduction = schedule.num_switch_ranks > 0;
+  return schedule_cost_coefficients(schedule, size_bytes, star, execution).total();
 }
 
 ClassCostCoefficients schedule_cost_coefficients(const Schedule& schedule, double size_bytes, const Topology& topology,
@@ -193,7 +197,7 @@ ClassCostCoefficients schedule_cost_coefficients(const Schedule& schedule, doubl
   if (!(execution.launch_s >= 0) || !std::isfinite(execution.launch_s)) {
     throw ConfigError(fmt::format("launch_s = {} must be finite and non-negative", execution.launch_s));
   }
-  const detail::CostRules rules{size_bytes / schedule.num_chunks, topology.link.gamma_s_per_byte, execution};
+  const detail::CostRules rules = detail::cost_rules(schedule, size_bytes, topology.link.gamma_s_per_byte, execution);
   CountingNet net(schedule, topology, rules);
   std::vector<Timed> ready(schedule.n);
   const std::vector<double> no_gates(schedule.phases.size(), 0.0);

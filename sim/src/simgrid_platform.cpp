@@ -63,17 +63,21 @@ bool is_star(std::span<const GpuPair> pairs, const UsedRoutes& used, std::uint32
 
 }  // namespace
 
-SimGridPlatform build_platform(const Topology& topology, std::span<const GpuPair> pairs) {
+SimGridPlatform build_platform(const Topology& topology, std::span<const GpuPair> pairs, std::uint32_t num_switch_ranks) {
   const UsedRoutes used = collect_routes(topology, pairs);
   std::vector<std::uint32_t> up;
   std::vector<std::uint32_t> down;
   SimGridPlatform platform;
-  platform.star = is_star(pairs, used, topology.n, up, down);
+  // A route to or from a switch rank is one link, not the star's two: explicit routes then.
+  platform.star = num_switch_ranks == 0 && is_star(pairs, used, topology.n, up, down);
 
   sg4::NetZone* zone = platform.star ? sg4::create_star_zone("collsim") : sg4::create_full_zone("collsim");
   platform.hosts.reserve(topology.n);
   // Host speed is irrelevant: nothing computes; reduction costs are timers.
   for (std::uint32_t g = 0; g < topology.n; ++g) platform.hosts.push_back(zone->create_host(fmt::format("gpu{}", g), 1.0));
+  for (std::uint32_t k = 0; k < num_switch_ranks; ++k) {
+    platform.hosts.push_back(zone->create_host(fmt::format("switch{}", k), 1.0));
+  }
 
   std::vector<sg4::Link*> links(topology.links.size(), nullptr);
   for (std::size_t l = 0; l < topology.links.size(); ++l) {

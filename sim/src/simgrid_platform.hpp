@@ -24,7 +24,7 @@ inline constexpr double kSimGridUnitsPerSecond = 1e6;
 using GpuPair = std::pair<std::uint32_t, std::uint32_t>;
 
 struct SimGridPlatform {
-  std::vector<simgrid::s4u::Host*> hosts;  ///< host of GPU g at index g
+  std::vector<simgrid::s4u::Host*> hosts;  ///< host of GPU g at index g, then one per switch rank
   bool star = false;                       ///< built as a star zone (else a full zone)
   std::size_t links = 0;                   ///< SimGrid links created
 };
@@ -38,7 +38,10 @@ struct SimGridPlatform {
 /// Routes are registered only for `pairs`, exactly as Topology::route() gives them. When every
 /// such route is {up(src), down(dst)} with one link per GPU and direction (nvswitch) the zone
 /// is a SimGrid star zone (2n route entries); otherwise a full zone, whose n x n table SimGrid
-/// allocates whole. Throws ConfigError if a route names a link id outside topology.links.
-SimGridPlatform build_platform(const Topology& topology, std::span<const GpuPair> pairs);
+/// allocates whole. Switch ranks (schedule.hpp) get hosts n .. n + num_switch_ranks - 1, whose
+/// routes are the one GPU link Topology::route() gives (always a full zone then).
+/// Throws ConfigError if a route names a link id outside topology.links.
+SimGridPlatform build_platform(const Topology& topology, std::span<const GpuPair> pairs,
+                               std::uint32_t num_switch_ranks = 0);
 
 }  // namespace collsim::detail

@@ -96,7 +96,7 @@ double now_s() { return sg4::Engine::get_clock() / kSimGridUnitsPerSecond; }
 // matrix while it is small, a hash set beyond.
 std::vector<GpuPair> used_pairs(const Schedule& s) {
   std::vector<GpuPair> pairs;
-  const std::uint64_t n = s.n;
+  const std::uint64_t n = s.num_ranks();
   if (n <= 16384) {
     std::vector<bool> seen(n * n, false);
     for (const Phase& phase : s.phases) {
@@ -213,7 +213,7 @@ SimGridNetwork::SimGridNetwork(const RankRounds& index, const Topology& topology
   argv.push_back(nullptr);
   int argc = static_cast<int>(argv.size()) - 1;
   engine_ = std::make_unique<sg4::Engine>(&argc, argv.data());
-  hosts_ = build_platform(topology_, used_pairs(schedule)).hosts;
+  hosts_ = build_platform(topology_, used_pairs(schedule), schedule.num_switch_ranks).hosts;
   workers_.resize(std::min<std::uint32_t>(schedule.n, kMaxWorkers));
 }
 
@@ -408,8 +408,8 @@ bool SimGridNetwork::wait_once(std::uint32_t k) {
 RunResult simulate_with_simgrid(const Schedule& schedule, const RunConfig& config, std::span<const double> arrival_s,
                                 std::span<const double> gate_s) {
   const RankRounds index(schedule);
-  const CostRules rules{config.size_bytes / schedule.num_chunks, config.topology.link.gamma_s_per_byte,
-                        config.execution};
+  const CostRules rules = cost_rules(schedule, config.size_bytes, config.topology.link.gamma_s_per_byte,
+                                    config.execution);
   Walker walker(index, arrival_s, gate_s, rules, config.record_trace);
   RunResult result;
   if (index.num_transfers() > 0) {

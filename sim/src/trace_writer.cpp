@@ -32,17 +32,19 @@ std::string chrome_trace_json(const Schedule& schedule, const RunResult& result,
     out += event;
     first = false;
   };
-  for (Rank r = 0; r < schedule.n; ++r) {
-    emit(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"GPU {}"}}}})", r, r));
+  for (Rank r = 0; r < schedule.num_ranks(); ++r) {
+    // Switch ranks (NVLS) get a process of their own, after the GPUs.
+    const std::string label = schedule.is_switch(r) ? fmt::format("NVSwitch {}", r - schedule.n) : fmt::format("GPU {}", r);
+    emit(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"{}"}}}})", r, label));
     emit(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"args":{{"sort_index":{}}}}})", r, r));
     emit(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"send"}}}})", r, kSendThread));
     emit(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"recv"}}}})", r, kRecvThread));
-    const double arrival = arrival_s.empty() ? 0.0 : arrival_s[r];
+    const double arrival = arrival_s.empty() || schedule.is_switch(r) ? 0.0 : arrival_s[r];
     emit(fmt::format(R"({{"ph":"i","s":"p","name":"arrival","pid":{},"tid":{},"ts":{}}})", r, kSendThread, us(arrival)));
   }
   // Phase markers: when each rank starts its first transfer of each phase.
   constexpr double kNever = -1.0;
-  std::vector<std::vector<double>> phase_start(schedule.phases.size(), std::vector<double>(schedule.n, kNever));
+  std::vector<std::vector<double>> phase_start(schedule.phases.size(), std::vector<double>(schedule.num_ranks(), kNever));
   for (const auto& rec : result.trace) {
     const Transfer& t = rec.transfer;
     const std::string name = t.chunk_count == 1 ? fmt::format("c{} {}", t.chunk_begin, op_name(t.op))
@@ -59,7 +61,7 @@ std::string chrome_trace_json(const Schedule& schedule, const RunResult& result,
     }
   }
   for (std::size_t p = 0; p < schedule.phases.size(); ++p) {
-    for (Rank r = 0; r < schedule.n; ++r) {
+    for (Rank r = 0; r < schedule.num_ranks(); ++r) {
       if (phase_start[p][r] == kNever) continue;
       emit(fmt::format(R"({{"ph":"i","s":"t","name":{},"cat":"phase","pid":{},"tid":{},"ts":{}}})",
                        json_string("phase " + schedule.phases[p].name()), r, kSendThread, us(phase_start[p][r])));

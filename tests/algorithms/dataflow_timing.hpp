@@ -17,9 +17,12 @@ namespace collsim::testing {
 /// Last finish time minus the first arrival, for per-rank arrival times `arrival_s`.
 inline double dataflow_time(const Schedule& s, double size_bytes, const LinkModel& link, StartMode start,
                             const std::vector<double>& arrival_s) {
+  // Switch ranks (NVLS) arrive at 0; a message to or from one crosses one link direction,
+  // alpha/2 + m beta, and the switch adds without a reduction cost.
   std::vector<double> done(arrival_s);
-  std::vector<double> ready(arrival_s);
-  std::vector<std::size_t> seen(s.n, static_cast<std::size_t>(-1));
+  done.resize(s.num_ranks(), 0.0);
+  std::vector<double> ready(done);
+  std::vector<std::size_t> seen(s.num_ranks(), static_cast<std::size_t>(-1));
   const double chunk_bytes = size_bytes / s.num_chunks;
   std::size_t round_id = 0;
   for (const Phase& phase : s.phases) {
@@ -37,9 +40,11 @@ inline double dataflow_time(const Schedule& s, double size_bytes, const LinkMode
         }
         const double begin = std::max({ready[t.src], ready[t.dst], gate});
         const double bytes = t.chunk_count * chunk_bytes;
-        const double arrived = begin + link.latency_s + bytes / link.bandwidth_Bps;
+        const bool via_switch = s.is_switch(t.src) || s.is_switch(t.dst);
+        const double arrived = begin + (via_switch ? link.latency_s / 2 : link.latency_s) + bytes / link.bandwidth_Bps;
+        const bool reduces = t.op == Op::Reduce && !s.is_switch(t.dst);
         done[t.src] = std::max(done[t.src], arrived);
-        done[t.dst] = std::max(done[t.dst], t.op == Op::Reduce ? arrived + bytes * link.gamma_s_per_byte : arrived);
+        done[t.dst] = std::max(done[t.dst], reduces ? arrived + bytes * link.gamma_s_per_byte : arrived);
       }
     }
   }

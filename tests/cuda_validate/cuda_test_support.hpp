@@ -42,6 +42,12 @@ inline Schedule make_two_phase_straggler_schedule(Rank n) {
 /// is not written yet or does not support n. Other errors propagate.
 inline std::optional<Schedule> try_generate(const std::string& name, Rank n, std::optional<Rank> straggler,
                                             std::string& why) {
+  // Switch reductions (nvls) need multimem, which the executor does not lower (lowering.cpp
+  // refuses them; lowering_test.cpp checks that).
+  if (find_algorithm(name).needs_switch_reduction) {
+    why = name + " reduces in the NVSwitch, which collsim-cuda does not lower";
+    return std::nullopt;
+  }
   try {
     return generate_schedule(name, AlgorithmOptions{n, straggler, 0});
   } catch (const ScheduleError& e) {

@@ -100,6 +100,17 @@ TEST(Lowering, EmptyChunksAreDroppedOnBothEnds) {
   EXPECT_EQ(sends, 3u * 7u * 2u);
 }
 
+// A schedule with switch ranks (nvls) would index GPU buffers past n: lowering refuses it.
+TEST(Lowering, RefusesSwitchReductions) {
+  const Schedule s = generate_schedule("nvls", AlgorithmOptions{4, {}, 2});
+  try {
+    (void)lower_schedule(s, LoweringOptions{64, true, ""});
+    FAIL() << "a switch reduction was lowered";
+  } catch (const ScheduleError& e) {
+    EXPECT_NE(std::string(e.what()).find("reduces in the NVSwitch"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Lowering, RejectsMalformedSchedules) {
   const auto one_transfer = [](Rank src, Rank dst, std::uint32_t chunk) {
     Schedule s;

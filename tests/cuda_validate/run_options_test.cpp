@@ -86,6 +86,13 @@ TEST(RunOptions, RejectsUnknownAlgorithm) {
   expect_rejected({"--algo", "ring,,nccl"}, "empty name");
 }
 
+// collsim-cuda issues GPU-to-GPU transfers only: a switch reduction is refused up front, naming
+// the algorithm and what is missing.
+TEST(RunOptions, RejectsSwitchReductions) {
+  expect_rejected({"--algo", "ring,nvls"}, "nvls reduces in the NVSwitch");
+  expect_rejected({"--algo", "nvls"}, "multimem");
+}
+
 TEST(RunOptions, RejectsBadSizes) {
   expect_rejected({"--sizes", "abc"}, "--sizes");
   expect_rejected({"--sizes", "1XB"}, "unknown unit");

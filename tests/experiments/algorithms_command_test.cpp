@@ -30,6 +30,7 @@ TEST(AlgorithmsCommand, JsonListsEveryRowWithItsFacts) {
     EXPECT_EQ(row["role"].as<std::string>(), algorithm_role_name(info.role));
     EXPECT_EQ(row["straggler_aware"].as<bool>(), info.straggler_aware) << info.name;
     EXPECT_EQ(row["hierarchical"].as<bool>(), info.hierarchical) << info.name;
+    EXPECT_EQ(row["needs_switch_reduction"].as<bool>(), info.needs_switch_reduction) << info.name;
     EXPECT_EQ(row["closed_form"].as<bool>(), info.has_closed_form()) << info.name;
     EXPECT_EQ(row["closed_form_any_late_rank"].as<bool>(), info.closed_form_any_late_rank) << info.name;
     EXPECT_EQ(row["supported_n"].as<std::string>(), info.supported_n);
@@ -44,6 +45,15 @@ TEST(AlgorithmsCommand, JsonListsEveryRowWithItsFacts) {
   EXPECT_EQ(list[0]["role"].as<std::string>(), "studied");
   EXPECT_TRUE(list[0]["straggler_aware"].as<bool>());
   EXPECT_NE(list[0]["reference"].as<std::string>().find("2505.23523"), std::string::npos);
+  // NVLS is listed, as the one row that needs a switch that reduces.
+  bool nvls = false;
+  for (const auto& row : list) {
+    if (row["name"].as<std::string>() != "nvls") continue;
+    nvls = true;
+    EXPECT_TRUE(row["needs_switch_reduction"].as<bool>());
+    EXPECT_EQ(row["default_pipeline_chunks"].as<std::uint32_t>(), 16u);
+  }
+  EXPECT_TRUE(nvls);
 }
 
 TEST(AlgorithmsCommand, TextIsAnAlignedTable) {

@@ -45,7 +45,8 @@ TEST(ClosedFormEngine, AgreesWithReplay) {
         }
         for (double gamma : {0.0, 1.0 / 200e9}) {
           const LinkModel link{kLink.latency_s, kLink.bandwidth_Bps, gamma};
-          for (const Topology& topo : {make_nvswitch(n, link), make_full_mesh(n, link)}) {
+          for (const Topology& topo : {test::reducing(make_nvswitch(n, link)), make_full_mesh(n, link)}) {
+            if (!test::fits(info, n, topo)) continue;
             for (double d : {0.0, 20e-6, 2e-3}) {
               std::vector<double> arrival(n, 0.0);
               arrival[n - 1] = d;
@@ -161,7 +162,7 @@ TEST(ClosedFormEngine, FusedLaunchAgreesWithReplay) {
   for (const auto& info : all_algorithms()) {
     if (!info.has_closed_form()) continue;
     for (const Rank n : {4u, 8u}) {
-      if (!info.unsupported_reason(n, {}).empty()) continue;
+      if (!info.unsupported_reason(n, topology_context(make_nvswitch(n, kLink))).empty()) continue;
       const Schedule s = generate_schedule(info.name, AlgorithmOptions{n, n - 1, 0});
       for (const StartMode mode : {StartMode::Barrier, StartMode::Eager}) {
         for (const double delay : {0.0, 2e-3}) {
@@ -191,7 +192,7 @@ TEST(ClosedFormEngine, AcceptsExactlyTheRowsWithAClosedForm) {
       for (StartMode mode : {StartMode::Barrier, StartMode::Eager}) {
         std::vector<double> arrival(n, 0.0);
         arrival[n - 1] = 1e-3;
-        const RunConfig c = config(make_nvswitch(n, kLink), 1 << 20, mode, arrival);
+        const RunConfig c = config(test::reducing(make_nvswitch(n, kLink)), 1 << 20, mode, arrival);
         if (info.has_closed_form()) {
           EXPECT_NO_THROW((void)ClosedFormEngine().run(s, c)) << info.name << " n=" << n;
         } else {
@@ -218,7 +219,7 @@ TEST(ClosedFormEngine, AnyLateRankFlagHoldsAndIsEnforced) {
       for (Rank late = 0; late + 1 < n; ++late) {
         std::vector<double> arrival(n, 0.0);
         arrival[late] = 20e-6;
-        const RunConfig c = config(make_nvswitch(n, kLink), 1 << 30, StartMode::Eager, arrival);
+        const RunConfig c = config(test::reducing(make_nvswitch(n, kLink)), 1 << 30, StartMode::Eager, arrival);
         if (info.closed_form_any_late_rank) {
           const double replayed = ReplayEngine().run(s, c).time_s;
           EXPECT_NEAR(ClosedFormEngine().run(s, c).time_s, replayed, 1e-9 * replayed)

@@ -90,7 +90,7 @@ Walked walk(const Schedule& s, std::vector<double> arrival_s, StartMode mode = S
             double gamma_s_per_byte = 0, double chunk_bytes = 1, ExecutionCosts launch = {}) {
   const std::vector<double> gate_s = phase_gates(s, arrival_s, mode);
   const RankRounds index(s);
-  const CostRules rules{chunk_bytes, gamma_s_per_byte, launch};
+  const CostRules rules{chunk_bytes, gamma_s_per_byte, launch, s.n};
   RankWalk<ToyNetwork> walker(index, arrival_s, gate_s, rules, true);
   ToyNetwork network(index, 1.0, 1.0);
   network.run(walker);

@@ -32,12 +32,24 @@ TEST(NcclChoice, PicksTheFastestCandidateRow) {
       EXPECT_EQ(c.execution.style, ExecutionStyle::Fused);
       EXPECT_EQ(c.execution.launch_s, 5e-6);
       for (const auto& info : all_algorithms()) {
-        if (!info.nccl_candidate) continue;
+        if (!info.nccl_candidate || !info.unsupported_reason(n, topology_context(topology)).empty()) continue;
         EXPECT_LE(c.predicted_s, replay_s(std::string(info.name), n, size, topology, 5e-6) * (1 + 1e-12))
             << info.name << " n=" << n << " size=" << size;
       }
       EXPECT_DOUBLE_EQ(c.predicted_s, replay_s(c.algorithm, n, size, topology, 5e-6));
     }
+  }
+}
+
+// NVLS is a candidate only where the switch reduces: on dgx_h100 it wins at 1 GiB (it moves
+// half of ring's bytes per GPU), on a plain nvswitch it is never picked.
+TEST(NcclChoice, NvlsOnlyWhereTheSwitchReduces) {
+  const LinkModel link{3e-6, 450e9, 0.0};
+  const Topology h100 = resolve_topology("dgx_h100", 8, link);
+  ASSERT_TRUE(h100.switch_reduction);
+  EXPECT_EQ(choose_nccl(8, 1e9, h100, nullptr, {}).algorithm, "nvls");
+  for (const double size : {64.0, 1e6, 1e9}) {
+    EXPECT_NE(choose_nccl(8, size, make_nvswitch(8, link), nullptr, {}).algorithm, "nvls") << size;
   }
 }
 

@@ -221,9 +221,10 @@ TEST(Replay, FastAndEventPathsAgree) {
       } catch (const ScheduleError&) {
         continue;  // n not supported (or not implemented yet)
       }
-      const std::vector<Topology> topologies{make_nvswitch(n, LinkModel{kAlpha, kB, 1e-12}),
-                                             make_full_mesh(n, kLink), make_cluster(n, spec, 1e-12, "c")};
+      const std::vector<Topology> topologies{test::reducing(make_nvswitch(n, LinkModel{kAlpha, kB, 1e-12})),
+                                             make_full_mesh(n, kLink), test::reducing(make_cluster(n, spec, 1e-12, "c"))};
       for (const Topology& topo : topologies) {
+        if (!test::fits(info, n, topo)) continue;
         for (StartMode mode : {StartMode::Eager, StartMode::Barrier}) {
           std::vector<double> arrival(n);
           for (double& a : arrival) a = delay(rng);
@@ -241,8 +242,10 @@ TEST(Replay, FastAndEventPathsAgree) {
           for (std::size_t i = 0; i < a.trace.size(); ++i) {
             EXPECT_EQ(a.trace[i].transfer.src, b.trace[i].transfer.src) << what;
             expect_rel(a.trace[i].end_s, b.trace[i].end_s);
-            EXPECT_GE(a.trace[i].start_s, arrival[a.trace[i].transfer.src]) << what;
-            EXPECT_GE(a.trace[i].start_s, arrival[a.trace[i].transfer.dst]) << what;
+            // Switch ranks (nvls) have no arrival of their own: they are there from 0.
+            const auto arrival_of = [&](Rank r) { return s.is_switch(r) ? 0.0 : arrival[r]; };
+            EXPECT_GE(a.trace[i].start_s, arrival_of(a.trace[i].transfer.src)) << what;
+            EXPECT_GE(a.trace[i].start_s, arrival_of(a.trace[i].transfer.dst)) << what;
           }
         }
       }

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "collsim/algorithms/registry.hpp"
 #include "collsim/algorithms/schedule.hpp"
 #include "collsim/sim/engine.hpp"
 
@@ -25,6 +26,18 @@ inline RunConfig config(const Topology& topo, double size, StartMode start = Sta
   c.start = start;
   c.arrival_s = std::move(arrival);
   return c;
+}
+
+// `topology` with a switch that reduces in the network, so that tests looping over every row
+// run nvls on it too (other rows do not care).
+inline Topology reducing(Topology topology) {
+  topology.switch_reduction = true;
+  return topology;
+}
+
+// False for a row that needs what `topology` lacks (nvls: a switch that reduces, one node).
+inline bool fits(const AlgorithmInfo& info, Rank n, const Topology& topology) {
+  return !info.needs_switch_reduction || info.unsupported_reason(n, topology_context(topology)).empty();
 }
 
 // A schedule written by hand: one phase per entry of `phases`, one round per inner entry.

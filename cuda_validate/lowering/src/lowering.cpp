@@ -248,6 +248,13 @@ std::size_t LoweredSchedule::max_scratch_elements() const {
 
 LoweredSchedule lower_schedule(const Schedule& schedule, const LoweringOptions& options) {
   if (schedule.n < 2) throw ScheduleError(fmt::format("lowering: n = {} (need at least 2 ranks)", schedule.n));
+  if (schedule.num_switch_ranks > 0) {
+    // In-switch reduction needs multimem loads and stores on an NVLS multicast object, which the
+    // executor does not issue: it only runs point-to-point transfers between GPUs.
+    throw ScheduleError(fmt::format("lowering: the {} schedule reduces in the NVSwitch ({} switch rank(s)); "
+                                    "collsim-cuda lowers only GPU-to-GPU transfers (no multimem/NVLS)",
+                                    schedule.algorithm, schedule.num_switch_ranks));
+  }
   const ChunkSplit split(options.count, schedule.num_chunks);
 
   std::size_t replaced_phase = schedule.phases.size();

@@ -64,10 +64,16 @@ std::vector<std::string> parse_algorithms(std::string_view text) {
   for (std::string_view name : split(text, ',')) {
     if (name.empty()) throw ConfigError(fmt::format("--algo: empty name in '{}'", text));
     if (name != kNcclAllReduceName) {
+      const AlgorithmInfo* info = nullptr;
       try {
-        find_algorithm(name);
+        info = &find_algorithm(name);
       } catch (const ConfigError& e) {
         throw ConfigError(fmt::format("--algo: {}; or '{}' for native ncclAllReduce", e.what(), kNcclAllReduceName));
+      }
+      if (info->needs_switch_reduction) {
+        throw ConfigError(fmt::format("--algo: {} reduces in the NVSwitch, which collsim-cuda cannot run (it issues "
+                                      "only GPU-to-GPU transfers, no multimem/NVLS); '{}' runs NCCL's own choice",
+                                      name, kNcclAllReduceName));
       }
     }
     names.emplace_back(name);

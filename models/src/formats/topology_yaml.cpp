@@ -129,7 +129,8 @@ ClusterSpec parse_cluster(const TopologyFile& f, const YAML::Node& node) {
 
 Topology topology_from_yaml(const YAML::Node& root, const TopologyFile& f, const std::string& default_name,
                             std::optional<std::uint32_t> n_override) {
-  f.only_keys(root, "", {"kind", "name", "description", "n", "latency", "bandwidth", "gamma", "cluster"});
+  f.only_keys(root, "", {"kind", "name", "description", "n", "latency", "bandwidth", "gamma", "switch_reduction",
+                          "cluster"});
   const YAML::Node kind_node = root["kind"];
   if (!kind_node) throw ConfigError(fmt::format("{}: missing key 'kind' (nvswitch, full_mesh, dgx1, cluster)", f.file()));
   const TopologyKind kind = parse_kind(f, kind_node);
@@ -170,23 +171,37 @@ Topology topology_from_yaml(const YAML::Node& root, const TopologyFile& f, const
   if (auto v = root["bandwidth"]) link.bandwidth_Bps = f.bandwidth(v, "bandwidth");
   if (auto v = root["gamma"]) link.gamma_s_per_byte = f.duration(v, "gamma");
 
+  // Only an NVSwitch can reduce in the network; absent means it cannot (older files).
+  bool switch_reduction = false;
+  if (auto v = root["switch_reduction"]) {
+    switch_reduction = f.flag(v, "switch_reduction");
+    if (switch_reduction && kind != TopologyKind::NvSwitch && kind != TopologyKind::Cluster) {
+      throw ConfigError(fmt::format("{}: 'switch_reduction' = true needs an NVSwitch (kind nvswitch or cluster); "
+                                    "kind {} has none", where(f.file(), v), topology_kind_name(kind)));
+    }
+  }
+
   const std::string context = fmt::format("{}: topology '{}'", f.file(), name);
+  Topology topology;
   try {
     switch (kind) {
-      case TopologyKind::NvSwitch: return make_nvswitch(n, link, name);
-      case TopologyKind::FullMesh: return make_full_mesh(n, link, name);
+      case TopologyKind::NvSwitch: topology = make_nvswitch(n, link, name); break;
+      case TopologyKind::FullMesh: topology = make_full_mesh(n, link, name); break;
       case TopologyKind::Dgx1:
         if (!root["bandwidth"]) link.bandwidth_Bps = 25e9;  // one NVLink 2.0, per direction
-        return make_dgx1(n, link, name);
+        topology = make_dgx1(n, link, name);
+        break;
       case TopologyKind::Cluster: {
         const ClusterSpec spec = root["cluster"] ? parse_cluster(f, root["cluster"]) : ClusterSpec{};
-        return make_cluster(n, spec, link.gamma_s_per_byte, name);
+        topology = make_cluster(n, spec, link.gamma_s_per_byte, name);
+        break;
       }
     }
   } catch (const ConfigError& e) {
     throw ConfigError(fmt::format("{}: {}", f.file(), e.what()));
   }
-  throw InternalError("topology_from_yaml: unknown kind");
+  topology.switch_reduction = switch_reduction;
+  return topology;
 }
 
 bool looks_like_path(std::string_view s) {

@@ -41,6 +41,11 @@ Schedule generate_hierarchical_rhd(const AlgorithmOptions& options);
 /// Empty when n = nodes x gpus_per_node (gpus_per_node > 0, at most 65535 nodes), else why not.
 std::string hierarchical_unsupported(Rank n, std::uint32_t gpus_per_node);
 
+/// In-switch reduction and multicast over one switch rank, pipelined over options.pipeline_chunks.
+Schedule generate_nvls(const AlgorithmOptions& options);
+/// Empty unless the context says the switch cannot reduce or the GPUs span several nodes.
+std::string nvls_unsupported(Rank n, const NConstraintContext& context);
+
 Schedule generate_stragglar(const AlgorithmOptions& options);
 std::string stragglar_unsupported(Rank n);
 

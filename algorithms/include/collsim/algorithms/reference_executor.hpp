@@ -28,6 +28,8 @@ ReferenceResult execute_reference(const Schedule& schedule, std::size_t elements
 
 /// Runs the schedule on caller-provided buffers: buffers[r] has num_chunks * elements_per_chunk
 /// values and is updated in place. Used by the reference check and the CUDA lowering tests.
+/// `buffers` holds the n GPU ranks only; switch ranks (schedule.hpp) get buffers of zeros here,
+/// into which every contribution reduced adds.
 void execute_on_buffers(const Schedule& schedule, std::size_t elements_per_chunk,
                         std::vector<std::vector<double>>& buffers);
 

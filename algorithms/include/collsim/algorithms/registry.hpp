@@ -31,7 +31,13 @@ struct AlgorithmOptions {
 /// flat (see AlgorithmInfo::hierarchical).
 struct NConstraintContext {
   std::optional<Rank> gpus_per_node;  ///< ranks per node of the topology; nullopt = no node structure known
+  /// Whether the topology's NVSwitch reduces in the network (Topology::switch_reduction);
+  /// nullopt = no topology known. Read by rows with needs_switch_reduction.
+  std::optional<bool> switch_reduction;
 };
+
+/// What a constraint on n can know from `topology`: its node size and switch capability.
+NConstraintContext topology_context(const Topology& topology);
 
 /// The node size a hierarchical algorithm takes from `topology`: GPUs per node of a cluster, 0
 /// for topologies without nodes (one NVSwitch or mesh).
@@ -62,6 +68,9 @@ struct AlgorithmInfo {
   /// Built from per-node and cross-node steps of a cluster topology. No such algorithm exists
   /// yet; the field is here so that the engines and reports can tell them apart when one does.
   bool hierarchical = false;
+  /// Runs only where the NVSwitch reduces in the network (NVLS): its schedule has switch ranks
+  /// (schedule.hpp) and the engines refuse topologies without Topology::switch_reduction.
+  bool needs_switch_reduction = false;
   /// Pipelined algorithms: the pipeline depth (chunks per buffer) used when the options give 0;
   /// their schedule's num_chunks is the depth. 0 = not pipelined (num_chunks follows from n).
   std::uint32_t default_pipeline_chunks = 0;

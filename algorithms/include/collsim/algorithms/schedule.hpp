@@ -20,6 +20,24 @@
 //    (1 = the one-port full-duplex model of the StragglAR paper).
 //  * Start modes (chosen by the engine, not stored here): `eager` is the pure dataflow above;
 //    `barrier` additionally holds every phase until all ranks taking part in it have arrived.
+//
+// Switch reductions (NVLS): a schedule may declare `num_switch_ranks` m > 0. Ranks n .. n+m-1
+// are then in-network reduction units (switch rank n+k is the NVSwitch of node k; one node =
+// one switch). They are ranks like any other for the rules above (rounds, rendezvous), with
+// these differences, which every consumer implements:
+//  * A switch rank has no buffer of its own: each of its chunks starts holding nothing (zero).
+//  * GPU -> switch transfers are `reduce`; several GPUs may reduce into the same (switch, chunk)
+//    in one round, and the switch adds them in flight. This is the one exception to "no two
+//    writes to one (rank, chunk) per round". Switch -> GPU transfers are `copy` (a multicast is
+//    one copy per receiving GPU). Two switch ranks never exchange data.
+//  * Switch ranks have no port limit, arrive at time 0, pay no launch overhead and no
+//    reduction cost (the switch adds at line rate): they never delay anything themselves, but
+//    since a switch enters its next round only when all of its transfers of the current one are
+//    done, its multicast of a chunk waits for every GPU's contribution (a late GPU holds it).
+//  * A GPU -> switch transfer uses only the GPU's up link to its switch, switch -> GPU only the
+//    GPU's down link (Topology::route_into). Only topologies with `switch_reduction` run them.
+//  * The AllReduce is complete when every GPU rank 0..n-1 holds every chunk's full sum; what
+//    a switch holds at the end does not matter.
 #pragma once
 
 #include <cstddef>
@@ -91,21 +109,29 @@ struct Schedule {
   Rank n = 0;                  ///< number of ranks
   std::uint32_t num_chunks = 1;///< equal chunks per rank buffer
   std::int64_t straggler = -1; ///< rank the schedule was built around, -1 if oblivious
-  std::uint32_t ports = 1;     ///< max sends and max receives per rank per round
+  std::uint32_t ports = 1;     ///< max sends and max receives per GPU rank per round
+  /// In-network reduction units: ranks n .. n+num_switch_ranks-1 (see the header comment).
+  std::uint32_t num_switch_ranks = 0;
   std::vector<Phase> phases;
+
+  /// GPU ranks plus switch ranks: every valid rank id is below this.
+  Rank num_ranks() const { return n + num_switch_ranks; }
+  /// True for a switch rank (n <= r < num_ranks()).
+  bool is_switch(Rank r) const { return r >= n && r < num_ranks(); }
 
   /// Appends a phase and returns it.
   Phase& add_phase(std::string name);
   std::size_t num_rounds() const;
   std::size_t num_transfers() const;
-  /// Renames every rank r to new_rank_of[r] (a permutation of 0..n-1); updates `straggler`.
-  /// Throws ScheduleError if new_rank_of is not a permutation of size n.
+  /// Renames every GPU rank r to new_rank_of[r] (a permutation of 0..n-1); updates `straggler`.
+  /// Switch ranks keep their ids. Throws ScheduleError if new_rank_of is not a permutation of
+  /// size n.
   void relabel(std::span<const Rank> new_rank_of);
   /// Approximate heap bytes held (transfers and round tables).
   std::size_t memory_bytes() const;
 };
 
-/// The ranks that send or receive at least once in `phase` (sorted, unique).
+/// The GPU ranks (< n) that send or receive at least once in `phase` (sorted, unique).
 std::vector<Rank> participants(const Phase& phase, Rank n);
 
 }  // namespace collsim

@@ -156,7 +156,8 @@ ExecutionCosts execution_at(const ExperimentSpec& spec, double size_bytes);
 Topology topology_at(const ExperimentSpec& spec, std::size_t index, Rank n, double size_bytes);
 
 /// What an algorithm's constraint on n sees at topology axis value `index` and n: the node size
-/// of that topology (a cluster's GPUs per node), so hierarchical algorithms run on clusters.
+/// of that topology (a cluster's GPUs per node), so hierarchical algorithms run on clusters, and
+/// whether its switch reduces (nvls runs only where it does).
 /// Throws as topology_at does.
 NConstraintContext node_context_at(const ExperimentSpec& spec, std::size_t index, Rank n);
 

@@ -75,6 +75,10 @@ ClosedFormResult double_binary_tree_closed_form(const ClosedFormInput& input);
 /// Also throws ScheduleError when schedule_rounds is 0 at an n that is not a power of two, or
 /// gives fewer than n - 1 completion rounds.
 ClosedFormResult stragglar_closed_form(const ClosedFormInput& input);
+/// NVLS (in-switch reduction and multicast, pipelined over input.pipeline_chunks C): C + 1
+/// rounds of one GPU -> switch or switch -> GPU message, each alpha/2 + (s/C) beta (one NVLink
+/// direction), after the last arrival in both start modes; the switch's reduction is free.
+ClosedFormResult nvls_closed_form(const ClosedFormInput& input);
 
 /// Rabenseifner & Traeff's published cost of recursive halving/doubling with 3-2 elimination for
 /// n that is not a power of two (Rabenseifner & Traeff, EuroPVM/MPI 2004; formula quoted in the

@@ -22,6 +22,12 @@
 //                down, then one leaf up and one leaf down link per leaf.
 //                Routes are computed on demand, never stored for all pairs.
 //
+// Switch reductions (NVLS): a topology whose NVSwitches can reduce (switch_reduction) also
+// routes to and from switch ranks (schedule.hpp): switch rank n + k is the NVSwitch of node k
+// (nvswitch kind: the one switch, k = 0). GPU g -> switch uses only g's NVLink up link, switch ->
+// GPU g only g's NVLink down link, so each costs alpha/2 + m/B; a GPU reaches only its own
+// node's switch.
+//
 // Link classes (what calibration fits one alpha and beta for, and a model file sets): nvswitch,
 // full_mesh and dgx1 have one class, "nvlink"; cluster has "nvlink" (the NVLink up/down links) and
 // "network" (NIC up/down links and the spine bundles).
@@ -91,6 +97,9 @@ struct Topology {
   /// the reduction cost gamma from here.
   LinkModel link;
   ClusterSpec cluster;              ///< only for kind == Cluster
+  /// The NVSwitches reduce in the network (NVLS, H100 and later); YAML key `switch_reduction`.
+  /// Only kinds nvswitch and cluster have switches. False unless a file or a caller says so.
+  bool switch_reduction = false;
   std::vector<LinkSpec> links;      ///< every directed link
   /// The link classes, indexed by LinkSpec::link_class; factories always fill it (one class for
   /// nvswitch, full_mesh and dgx1, two for cluster). Empty only for a hand-built topology, which
@@ -102,11 +111,15 @@ struct Topology {
   /// g = nvlink_count.size(). Empty for the other kinds.
   std::vector<std::vector<std::uint32_t>> explicit_routes;
 
-  /// Directed links from GPU src to GPU dst, in order. Throws ConfigError if either is >= n or
-  /// src == dst.
+  /// Directed links from GPU src to GPU dst, in order. An id n + k names the NVSwitch of node k
+  /// (a switch rank, see the header comment). Throws ConfigError if src == dst, an id is >= n
+  /// and names no switch of this topology, the topology cannot reduce in its switches, both
+  /// ends are switches, or a GPU and a switch of another node.
   std::vector<std::uint32_t> route(std::uint32_t src, std::uint32_t dst) const;
   /// As route(), but writes into `out` (cleared first) so hot loops do not allocate.
   void route_into(std::uint32_t src, std::uint32_t dst, std::vector<std::uint32_t>& out) const;
+  /// route_into() for a transfer between a GPU and a switch rank (one of src, dst is >= n).
+  void switch_route_into(std::uint32_t src, std::uint32_t dst, std::vector<std::uint32_t>& out) const;
   /// Sum of the latencies of route(src, dst), in route order (seconds).
   double route_latency_s(std::uint32_t src, std::uint32_t dst) const;
 
@@ -186,6 +199,7 @@ std::vector<std::string> known_topology_names(std::string_view configs_dir = {})
 ///   latency: 3us                    (nvswitch/full_mesh: end-to-end alpha; dgx1: per hop)
 ///   bandwidth: 450GBps              (nvswitch/full_mesh: per GPU port; dgx1: per NVLink)
 ///   gamma: 0                        (reduction cost, seconds per byte)
+///   switch_reduction: false         (the NVSwitch reduces in the network, NVLS; nvswitch/cluster)
 ///   cluster: {gpus_per_node, nvlink_bandwidth, nvlink_latency, nic_bandwidth,
 ///             network_latency, nodes_per_leaf, oversubscription, rail_optimized}
 Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_t> n_override = {},

@@ -2,12 +2,12 @@
 //
 // NCCL's tuner (src/graph/tuning.cc) predicts, for every algorithm it implements and every
 // protocol, latency + size / bandwidth, and runs the minimum. collsim does the same with its own
-// engine in place of the formula: each candidate (an AlgorithmInfo row with nccl_candidate)
-// under each protocol of the link model (the protocol regimes of a calibrated model file, each
-// with its own alpha, bandwidth and launch; one protocol, the run's own link, without them) is
-// replayed once without delays, run fused (one launch, as NCCL's collectives), and the fastest
-// wins. The choice depends on the size, topology and model, never on the arrivals: NCCL picks
-// before it knows who is late.
+// engine in place of the formula: each candidate (an AlgorithmInfo row with nccl_candidate that
+// this topology supports: nvls only where the switch reduces) under each protocol of the link
+// model (the protocol regimes of a calibrated model file, each with its own alpha, bandwidth and
+// launch; one protocol, the run's own link, without them) is replayed once without delays, run
+// fused (one launch, as NCCL's collectives), and the fastest wins. The choice depends on the size,
+// topology and model, never on the arrivals: NCCL picks before it knows who is late.
 #pragma once
 
 #include <string>
