@@ -533,7 +533,12 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
   if (options.regimes > 3) {
     throw ConfigError(fmt::format("--regimes: {} is outside 1..3 (0 = as many as the sizes support)", options.regimes));
   }
-  find_algorithm(options.algorithm);
+  if (find_algorithm(options.algorithm).chosen_per_run) {
+    // Its choice needs the fitted model: explaining the fit's own data through it is circular.
+    throw ConfigError(fmt::format("--algo {}: NCCL's choice depends on the model being fitted; explain the logs "
+                                  "through the algorithm NCCL ran (e.g. ring, or nvls on H100 from a few MiB)",
+                                  options.algorithm));
+  }
   for (const auto c : options.predict) {
     if (contains(options.fit_on, c)) {
       throw ConfigError(fmt::format("--predict {}: the collective is also in --fit-on; a cross-prediction must "

@@ -483,6 +483,9 @@ TEST(RunCalibration, BadRequests) {
   o.regimes = 4;
   expect_contains(error_of([&] { run_calibration(logs, o); }), "--regimes: 4 is outside 1..3");
   o = {};
+  o.algorithm = "nccl";
+  expect_contains(error_of([&] { run_calibration(logs, o); }), "--algo nccl: NCCL's choice depends on the model");
+  o = {};
   o.algorithm = "spiral";
   expect_contains(error_of([&] { run_calibration(logs, o); }), "unknown algorithm 'spiral'");
   o = {};
