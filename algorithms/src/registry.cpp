@@ -103,7 +103,8 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .n_constraint = &flat<&ring_unsupported>,
        .generate = &generate_ring,
        .closed_form = &ring_closed_form,
-       .closed_form_any_late_rank = true},
+       .closed_form_any_late_rank = true,
+       .nccl_candidate = true},
       {.name = "recursive_halving_doubling",
        .summary = "Rabenseifner: recursive-halving ReduceScatter + recursive-doubling AllGather",
        .reference = "Rabenseifner: Optimization of collective reduction operations (ICCS 2004); for n not a power "
@@ -143,7 +144,8 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .default_pipeline_chunks = kTreePipelineChunks,
        .n_constraint = &flat<&double_binary_tree_unsupported>,
        .generate = &generate_double_binary_tree,
-       .closed_form = &double_binary_tree_closed_form},
+       .closed_form = &double_binary_tree_closed_form,
+       .nccl_candidate = true},
       {.name = "nvls",
        .summary = "NVLS: every GPU reduces into the NVSwitch, which multicasts the sum back, pipelined over chunks",
        .reference = "NVIDIA NCCL 2.17+ NVLS algorithm (NVLink SHARP: multimem reductions in the H100 NVSwitch)",
@@ -153,7 +155,8 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .n_constraint = &nvls_unsupported,
        .generate = &generate_nvls,
        .closed_form = &nvls_closed_form,
-       .closed_form_any_late_rank = true},
+       .closed_form_any_late_rank = true,
+       .nccl_candidate = true},
       {.name = "direct",
        .summary = "AllReduce among the ready ranks, full-buffer exchange with the straggler, doubling broadcast",
        .reference = kStragglarPaper,
@@ -220,6 +223,16 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .depth_for = &stragglar_cluster_depth,
        .n_constraint = &stragglar_cluster_constraint,
        .generate = &generate_stragglar_cluster},
+      {.name = "nccl",
+       .summary = "NCCL's own choice: the candidate algorithm (ring, double_binary_tree) and protocol with the least "
+                  "predicted time for the run's size, topology and link model, run fused",
+       .reference = "NCCL src/graph/tuning.cc (per-algorithm, per-protocol latency and bandwidth; minimum predicted time)",
+       .supported_n = "every n >= 2",
+       .n_constraint = &flat<&ring_unsupported>,
+       .generate = &generate_ring,
+       .closed_form = &ring_closed_form,
+       .closed_form_any_late_rank = true,
+       .chosen_per_run = true},
   };
   return kAlgorithms;
 }

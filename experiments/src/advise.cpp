@@ -10,6 +10,7 @@
 #include "collsim/models/formats/json.hpp"
 #include "collsim/models/topology.hpp"
 #include "collsim/models/units.hpp"
+#include "collsim/sim/nccl_choice.hpp"
 
 namespace collsim {
 namespace {
@@ -37,9 +38,18 @@ class DelayProbe {
     config_.topology = topology_at(spec, 0, n, config_.size_bytes);
     options.gpus_per_node = gpus_per_node_of(config_.topology);
     set_sizing(options, config_.topology, config_.size_bytes);
-    schedule_ = generate_schedule(algorithm, options);
     config_.start = spec.starts.front();
+    config_.execution = execution_at(spec, config_.size_bytes);
     config_.arrival_s.assign(n, 0.0);
+    std::string chosen = algorithm;
+    if (find_algorithm(algorithm).chosen_per_run) {  // `nccl`: as the runner runs it
+      const NcclChoice choice =
+          choose_nccl(n, config_.size_bytes, config_.topology, spec.link_model.get(), config_.execution);
+      chosen = choice.algorithm;
+      config_.topology = choice.topology;
+      config_.execution = choice.execution;
+    }
+    schedule_ = generate_schedule(chosen, options);
   }
   double time_s(double delay_s) {
     config_.arrival_s.back() = delay_s;

@@ -61,6 +61,9 @@ int advise_command(const Args& args, std::ostream& out) {
       .option("algorithms", "", "LIST", "comma-separated algorithms to compare (default: all supporting n)")
       .option("engine", "", "NAME", "replay, closed_form, simgrid or auto (= replay; default replay)")
       .option("start", "", "eager|barrier", "how phases start when ranks arrive late (default barrier)")
+      .option("execution", "", "fused|p2p_rounds",
+              "fused: one launch per rank; p2p_rounds: a launch before every round (default: the model's, else fused)")
+      .option("launch", "", "DURATION", "launch overhead per kernel or NCCL group (default: the model's, else 0)")
       .option("trials", "", "K", "Monte Carlo trials (default 1 for fixed delays, 200 for random ones)")
       .option("seed", "", "X", "seed of the random draws (default 1)")
       .flag("json", "print one JSON object instead of the table");
@@ -129,6 +132,8 @@ int advise_command(const Args& args, std::ostream& out) {
     spec.link_model_file.clear();
   }
   if (auto e = parser.get_optional("engine")) spec.engines = {*e};
+  if (auto x = parser.get_optional("execution")) spec.execution = parse_execution_style(*x, "advise: --execution");
+  if (auto l = parser.get_optional("launch")) spec.launch_s = parse_duration_s(*l, "--launch");
   if (auto s = parser.get_optional("start")) {
     spec.starts = {parse_start_mode(*s, "advise: --start")};
   }

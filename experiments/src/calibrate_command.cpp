@@ -86,11 +86,15 @@ int calibrate_command(const Args& args, std::ostream& out) {
       .option("topology", "", "NAME|FILE",
               "topology the schedules run on; alpha and beta are fitted per link class (cluster: nvlink, network)",
               "nvswitch")
-      .option("regimes", "", "K", "1..3 (latency, bandwidth) regimes, time = min over them", "1")
+      .option("regimes", "", "K",
+              "1..3 protocol regimes (LL, LL128, Simple), time = min over them; auto = as many as the sizes support",
+              "auto")
       .flag("no-gamma", "keep gamma at 0 instead of fitting it")
+      .flag("no-launch", "charge alpha per hop only (no launch overhead per kernel or NCCL group)")
       .option("time", "", "min|oop|ip", "which nccl-tests time column to use", "min")
       .option("fit-on", "", "C[,C...]", "collectives to fit (default: every input)")
       .option("predict", "", "C[,C...]", "collectives to cross-predict (default: every input not fitted)")
+      .option("hold-out", "", "FILE[,FILE...]", "input files (names) to predict, never fit (leave-one-out checks)")
       .option("collective", "", "C", "override the collective of every nccl-tests log")
       .option("nranks", "", "N", "override the rank count of every nccl-tests log")
       .option("name", "", "NAME", "model name (default: the stem of --out)")
@@ -102,13 +106,27 @@ int calibrate_command(const Args& args, std::ostream& out) {
   CalibrationOptions options;
   options.algorithm = parser.get("algo");
   options.topology = parser.get("topology");
-  const auto regimes = parse_unsigned(parser.get("regimes"), "--regimes");
-  if (regimes < 1 || regimes > 3) throw ConfigError(fmt::format("calibrate: --regimes {} is not in 1..3", regimes));
-  options.regimes = static_cast<std::uint32_t>(regimes);
+  if (parser.get("regimes") != "auto") {
+    const auto regimes = parse_unsigned(parser.get("regimes"), "--regimes");
+    if (regimes < 1 || regimes > 3) {
+      throw ConfigError(fmt::format("calibrate: --regimes {} is not in 1..3 (or auto)", regimes));
+    }
+    options.regimes = static_cast<std::uint32_t>(regimes);
+  }
   options.fit_gamma = !parser.flag_set("no-gamma");
+  options.fit_launch = !parser.flag_set("no-launch");
   options.time = parse_log_time(parser.get("time"));
   if (auto v = parser.get_optional("fit-on")) options.fit_on = parse_collectives(*v, "--fit-on");
   if (auto v = parser.get_optional("predict")) options.predict = parse_collectives(*v, "--predict");
+  if (auto v = parser.get_optional("hold-out")) {
+    std::size_t start = 0;
+    while (start <= v->size()) {
+      const auto comma = v->find(',', start);
+      options.hold_out.push_back(v->substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
   if (auto v = parser.get_optional("collective")) options.collective = parse_collective(*v, "--collective");
   if (auto v = parser.get_optional("nranks")) options.nranks = static_cast<std::uint32_t>(parse_unsigned(*v, "--nranks"));
   if (auto v = parser.get_optional("name")) options.name = *v;

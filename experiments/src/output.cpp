@@ -6,11 +6,13 @@
 #include <cmath>
 #include <limits>
 
+#include "collsim/algorithms/registry.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/atomic_file.hpp"
 #include "collsim/models/formats/csv.hpp"
 #include "collsim/models/units.hpp"
 #include "collsim/sim/engine.hpp"
+#include "collsim/sim/nccl_choice.hpp"
 
 namespace collsim {
 namespace {
@@ -98,12 +100,25 @@ std::vector<std::vector<double>> speedups_vs_ring(const SweepGrid& grid, const S
   return speedups;
 }
 
+// "nccl_algorithm,nccl_protocol" of a point: what `nccl` ran there (the runner's choice, which
+// depends only on the point), empty for every other algorithm.
+std::string nccl_columns(const SweepGrid& grid, const Point& p) {
+  const ExperimentSpec& spec = grid.spec();
+  if (!find_algorithm(spec.algorithms[p.algorithm]).chosen_per_run) return ",";
+  const Rank n = spec.n[p.n];
+  const double size = spec.sizes_bytes[p.size];
+  const NcclChoice choice =
+      choose_nccl(n, size, topology_at(spec, p.topology, n, size), spec.link_model.get(), execution_at(spec, size));
+  return fmt::format("{},{}", choice.algorithm, choice.protocol);
+}
+
 std::string results_csv(const SweepGrid& grid, const StudyResult& result) {
   const ExperimentSpec& spec = grid.spec();
   const auto speedups = speedups_vs_ring(grid, result);
   std::string out = fmt::format(
       "algorithm,n,size_bytes,topology,engine,start,delay_s,trial,seed,time_s,time_after_last_arrival_s,"
-      "speedup_vs_{},arrival,straggler,straggler_moved,algbw_GBps,busbw_GBps,hidden_delay_fraction,transfers\n",
+      "speedup_vs_{},arrival,straggler,straggler_moved,algbw_GBps,busbw_GBps,hidden_delay_fraction,transfers,"
+      "nccl_algorithm,nccl_protocol\n",
       speedup_column_suffix(spec));
   for (std::size_t i = 0; i < result.points.size(); ++i) {
     const PointResult& pr = result.points[i];
@@ -114,14 +129,15 @@ std::string results_csv(const SweepGrid& grid, const StudyResult& result) {
     const std::string prefix = point_columns(grid, p, false);
     const std::string arrival = csv_field(spec.arrivals[p.arrival].label);
     const std::uint64_t seed = arrival_seed(spec.seed, p.arrival, n);
+    const std::string nccl = nccl_columns(grid, p);
     for (std::size_t t = 0; t < pr.trials.size(); ++t) {
       const TrialResult& r = pr.trials[t];
       const double algbw = r.time_after_last_arrival_s > 0 ? size / r.time_after_last_arrival_s / 1e9 : kNaN;
       const double busbw = algbw * 2.0 * (n - 1) / n;
       const double hidden = r.delay_s > 0 ? (pr.time_no_delay_s + r.delay_s - r.time_s) / r.delay_s : kNaN;
-      fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", prefix, num(r.delay_s),
+      fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", prefix, num(r.delay_s),
                      t, seed, num(r.time_s), num(r.time_after_last_arrival_s), num(speedups[i][t]), arrival,
-                     r.straggler, r.straggler_moved ? 1 : 0, num(algbw), num(busbw), num(hidden), r.transfers);
+                     r.straggler, r.straggler_moved ? 1 : 0, num(algbw), num(busbw), num(hidden), r.transfers, nccl);
     }
   }
   return out;

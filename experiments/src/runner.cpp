@@ -17,6 +17,7 @@
 #include "collsim/experiments/checkpoint.hpp"
 #include "collsim/models/arrival.hpp"
 #include "collsim/models/topology.hpp"
+#include "collsim/sim/nccl_choice.hpp"
 
 namespace collsim {
 namespace {
@@ -40,7 +41,7 @@ class ScheduleCache {
 
   // `sizing` (buffer size and network numbers) only for rows whose depth depends on them, so the
   // other rows keep one entry for every size and topology.
-  const Schedule& get(std::size_t algorithm, Rank n, Rank straggler, std::uint32_t gpus_per_node,
+  const Schedule& get(const std::string& algorithm, Rank n, Rank straggler, std::uint32_t gpus_per_node,
                       const AlgorithmOptions& sizing, double& generate_s) {
     const Key key{algorithm, n, straggler, gpus_per_node, sizing.size_bytes, sizing.network_latency_s,
                   sizing.network_bandwidth_Bps};
@@ -60,7 +61,7 @@ class ScheduleCache {
     options.size_bytes = sizing.size_bytes;
     options.network_latency_s = sizing.network_latency_s;
     options.network_bandwidth_Bps = sizing.network_bandwidth_Bps;
-    auto schedule = std::make_unique<Schedule>(generate_schedule(spec_.algorithms[algorithm], options));
+    auto schedule = std::make_unique<Schedule>(generate_schedule(algorithm, options));
     generate_s += seconds_since(start);
     const std::size_t bytes = schedule->memory_bytes();
     entries_.push_front(Entry{key, std::move(schedule), bytes});
@@ -75,7 +76,7 @@ class ScheduleCache {
 
  private:
   struct Key {
-    std::size_t algorithm;
+    std::string algorithm;  // a row of the spec, or the row an `nccl` point chose
     Rank n;
     Rank straggler;
     std::uint32_t gpus_per_node;
@@ -129,6 +130,15 @@ class Executor {
     config.topology = topology(p);
     config.start = spec_.starts[p.start];
     config.agreement_s = spec_.agreement_s;
+    config.execution = execution_at(spec_, config.size_bytes);
+    // `nccl` runs the candidate and protocol NCCL's tuner would pick for this point, fused.
+    std::string algorithm = spec_.algorithms[p.algorithm];
+    if (info.chosen_per_run) {
+      const NcclChoice& choice = nccl_choice(unit.point, n, config);
+      algorithm = choice.algorithm;
+      config.topology = choice.topology;
+      config.execution = choice.execution;
+    }
     Engine& engine = *engines_.at(spec_.engine_at(p.engine, p.topology));
     ArrivalProcess process(arrival_for(spec_.arrivals[p.arrival], n), n, arrival_seed(spec_.seed, p.arrival, n));
     // Straggler-oblivious schedules do not depend on the straggler: one cache entry for all.
@@ -139,8 +149,10 @@ class Executor {
       // Hierarchical schedules depend on the node size; flat ones share one entry.
       const std::uint32_t gpus = info.hierarchical ? gpus_per_node_of(config.topology) : 0;
       AlgorithmOptions sizing;
-      if (info.depth_for != nullptr && spec_.pipeline_chunks == 0) set_sizing(sizing, config.topology, config.size_bytes);
-      return schedules_.get(p.algorithm, n, straggler_of(expected), gpus, sizing, out.generate_s);
+      if (find_algorithm(algorithm).depth_for != nullptr && spec_.pipeline_chunks == 0) {
+        set_sizing(sizing, config.topology, config.size_bytes);
+      }
+      return schedules_.get(algorithm, n, straggler_of(expected), gpus, sizing, out.generate_s);
     };
     const auto no_delay_key = [&](Rank straggler) {
       return std::make_tuple(p.algorithm, p.n, p.size, p.topology, p.engine, p.start, straggler);
@@ -204,6 +216,14 @@ class Executor {
   const SweepGrid& grid_;
   const ExperimentSpec& spec_;
   ScheduleCache schedules_;
+  std::map<std::size_t, NcclChoice> nccl_choices_;  // by point: the choice ignores trials and arrivals
+
+  const NcclChoice& nccl_choice(std::size_t point, Rank n, const RunConfig& config) {
+    if (auto it = nccl_choices_.find(point); it != nccl_choices_.end()) return it->second;
+    return nccl_choices_
+        .emplace(point, choose_nccl(n, config.size_bytes, config.topology, spec_.link_model.get(), config.execution))
+        .first->second;
+  }
   std::map<std::string, std::unique_ptr<Engine>, std::less<>> engines_;  ///< by resolved name
   std::map<std::tuple<std::size_t, Rank, double, double, double>, Topology> topologies_;
   std::map<std::tuple<std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, Rank>, double>

@@ -19,6 +19,7 @@
 #include "collsim/models/formats/model_file.hpp"
 #include "collsim/models/topology.hpp"
 #include "collsim/models/units.hpp"
+#include "collsim/sim/nccl_choice.hpp"
 #include "collsim/sim/engine.hpp"
 #include "collsim/sim/metrics.hpp"
 #include "collsim/sim/trace_writer.hpp"
@@ -44,8 +45,8 @@ std::string json_array(const std::vector<double>& values) {
 
 // Every iteration of a trace: one run each with the same schedule (built for --straggler, or the
 // rank most often last), then the per-iteration times and their mean.
-int simulate_iterations(const ArgParser& parser, const ArrivalSpec& arrival_spec, AlgorithmOptions options,
-                        RunConfig config, std::uint64_t seed, std::ostream& out) {
+int simulate_iterations(const ArgParser& parser, const std::string& algorithm, const ArrivalSpec& arrival_spec,
+                        AlgorithmOptions options, RunConfig config, std::uint64_t seed, std::ostream& out) {
   const auto wall_start = std::chrono::steady_clock::now();
   if (parser.get_optional("trace")) {
     throw ConfigError("simulate: --trace records one run; with --arrival-trace add --iteration K");
@@ -53,7 +54,7 @@ int simulate_iterations(const ArgParser& parser, const ArrivalSpec& arrival_spec
   ArrivalProcess process(arrival_spec, options.n, seed);
   if (!options.straggler) options.straggler = arrival_spec.expected_stragglers().front();
   auto engine = make_engine(resolve_engine_name(parser.get("engine")));
-  const Schedule schedule = generate_schedule(parser.get("algo"), options);
+  const Schedule schedule = generate_schedule(algorithm, options);
   const std::size_t count = arrival_spec.trace->size();
   std::vector<RunResult> results;
   std::vector<Arrivals> arrivals;
@@ -125,8 +126,9 @@ int simulate_command(const Args& args, std::ostream& out) {
       .option("seed", "", "N", "seed of every random draw", "1")
       .option("start", "", "eager|barrier", "how phases start when ranks arrive late", "barrier")
       .option("execution", "", "fused|p2p_rounds",
-              "fused: one launch per rank; p2p_rounds: a launch before every round (StragglAR's executor)", "fused")
-      .option("launch", "", "DURATION", "launch overhead per kernel or NCCL group (replay, simgrid)", "0")
+              "fused: one launch per rank; p2p_rounds: a launch before every round (StragglAR's executor; default: the "
+              "model's, else fused)")
+      .option("launch", "", "DURATION", "launch overhead per kernel or NCCL group (replay, simgrid; default: the model's, else 0)")
       .option("engine", "", "NAME", "closed_form, replay, simgrid or auto (= replay, which models every topology)", "replay")
       .option("pipeline-chunks", "", "K",
               "pipelined algorithms (trees, nvls): pipeline depth in chunks (0 = the algorithm's default)", "0")
@@ -158,8 +160,6 @@ int simulate_command(const Args& args, std::ostream& out) {
   RunConfig config;
   config.size_bytes = parse_size_bytes(parser.get("size"), "--size");
   config.start = parse_start_mode(parser.get("start"), "simulate: --start");
-  config.execution.style = parse_execution_style(parser.get("execution"), "simulate: --execution");
-  config.execution.launch_s = parse_duration_s(parser.get("launch"), "--launch");
   if (auto a = parser.get_optional("agreement-cost")) config.agreement_s = parse_duration_s(*a, "--agreement-cost");
   config.record_trace = parser.has("trace");
   if (auto t = parser.get_optional("trace")) output_file_option(*t, "simulate", "--trace");
@@ -188,13 +188,27 @@ int simulate_command(const Args& args, std::ostream& out) {
   }
   config.topology = resolve_topology(topology, options.n, link);
   if (model) apply_model(*model, config.size_bytes, config.topology);
+  // Flags override the model file's execution defaults; without either, fused and no launch.
+  if (model) config.execution = model->execution_for_size(config.size_bytes);
+  if (auto x = parser.get_optional("execution")) config.execution.style = parse_execution_style(*x, "simulate: --execution");
+  if (auto l = parser.get_optional("launch")) config.execution.launch_s = parse_duration_s(*l, "--launch");
   if (auto g = parser.get_optional("gamma")) config.topology.link.gamma_s_per_byte = parse_duration_s(*g, "--gamma");
+  // `nccl`: the candidate and protocol NCCL's tuner would pick for this size, topology and model,
+  // run fused with that protocol's link and launch.
+  std::string algorithm = parser.get("algo");
+  std::optional<NcclChoice> nccl;
+  if (find_algorithm(algorithm).chosen_per_run) {
+    nccl = choose_nccl(options.n, config.size_bytes, config.topology, model ? &*model : nullptr, config.execution);
+    algorithm = nccl->algorithm;
+    config.topology = nccl->topology;
+    config.execution = nccl->execution;
+  }
 
   ArrivalSpec arrival_spec = trace ? *trace : arrival_from_flags(parser, options.n, "simulate").value_or(ArrivalSpec{});
   if (trace) {
     if (auto j = parser.get_optional("jitter")) arrival_spec.jitter = parse_distribution_cli(*j, "--jitter");
     if (trace->trace->size() > 1) {
-      return simulate_iterations(parser, arrival_spec, options, config, seed, out);
+      return simulate_iterations(parser, algorithm, arrival_spec, options, config, seed, out);
     }
   }
   const Arrivals arrivals = make_arrivals(arrival_spec, options.n, 0, seed);
@@ -208,7 +222,7 @@ int simulate_command(const Args& args, std::ostream& out) {
   // Estimated before generating: a mistyped -n must fail at once, naming -n, not grow to
   // gigabytes and end in "out of memory".
   const double memory_limit_bytes = parse_size_bytes(parser.get("max-schedule-memory"), "--max-schedule-memory");
-  if (const auto transfers = estimate_transfers(parser.get("algo"), options)) {
+  if (const auto transfers = estimate_transfers(algorithm, options)) {
     if (const double bytes = schedule_bytes(*transfers); bytes > memory_limit_bytes) {
       throw ConfigError(fmt::format("simulate: -n {} makes {} schedule of about {:.3g} transfers, {:.1f} GiB (estimated), "
                                     "above --max-schedule-memory {}; lower -n or raise --max-schedule-memory",
@@ -216,7 +230,7 @@ int simulate_command(const Args& args, std::ostream& out) {
                                     parser.get("max-schedule-memory")));
     }
   }
-  const Schedule schedule = generate_schedule(parser.get("algo"), options);
+  const Schedule schedule = generate_schedule(algorithm, options);
   // Per-rank idle times need the transfer trace; keep it for JSON output unless it would be huge.
   constexpr std::size_t kMaxTracedTransfers = 4'000'000;
   config.record_trace = config.record_trace || (parser.flag_set("json") && schedule.num_transfers() <= kMaxTracedTransfers);
@@ -240,20 +254,22 @@ int simulate_command(const Args& args, std::ostream& out) {
   if (parser.flag_set("json")) {
     out << fmt::format(
         "{{\"algorithm\":{},\"n\":{},\"size_bytes\":{},\"topology\":{},\"engine\":{},\"start\":\"{}\","
-        "\"execution\":\"{}\",\"launch_s\":{},\"seed\":{},"
+        "\"nccl_algorithm\":{},\"nccl_protocol\":{},\"execution\":\"{}\",\"launch_s\":{},\"seed\":{},"
         "\"arrival\":{},\"straggler\":{},\"expected_straggler\":{},\"delay_s\":{},\"time_s\":{},\"time_after_last_arrival_s\":{},"
         "\"hidden_delay_fraction\":{},\"algbw_GBps\":{},\"busbw_GBps\":{},\"bandwidth_basis\":\"time_after_last_arrival_s\","
         "\"arrival_s\":{},\"finish_s\":{},\"idle_s\":{},\"transfers\":{},\"wall_s\":{},\"peak_rss_bytes\":{}}}\n",
-        json_string(schedule.algorithm), options.n, json_number(config.size_bytes), json_string(config.topology.name),
-        json_string(engine->name()), start_mode_name(config.start), execution_style_name(config.execution.style),
+        json_string(parser.get("algo")), options.n, json_number(config.size_bytes), json_string(config.topology.name),
+        json_string(engine->name()), start_mode_name(config.start), nccl ? json_string(nccl->algorithm) : "null",
+        nccl ? json_string(nccl->protocol) : "null", execution_style_name(config.execution.style),
         json_number(config.execution.launch_s), seed, json_string(arrival_spec.describe()),
         straggler, options.straggler.value_or(options.n - 1), json_number(delay_s), json_number(result.time_s), json_number(result.time_after_last_arrival_s),
         hidden ? json_number(*hidden) : "null", json_number(metrics.algbw_GBps), json_number(metrics.busbw_GBps), json_array(config.arrival_s),
         json_array(result.finish_s), json_array(metrics.idle_s), result.transfers, json_number(wall_s),
         json_number(peak_rss_bytes()));
   } else {
-    out << fmt::format("{} n={} size={} topology={} engine={} start={}", schedule.algorithm, options.n,
+    out << fmt::format("{} n={} size={} topology={} engine={} start={}", parser.get("algo"), options.n,
                        format_size(config.size_bytes), config.topology.name, engine->name(), start_mode_name(config.start));
+    if (nccl) out << fmt::format(" (NCCL's choice: {} with protocol {})", nccl->algorithm, nccl->protocol);
     if (config.execution.launch_s > 0) {
       out << fmt::format(" execution={} launch={}", execution_style_name(config.execution.style),
                          format_duration(config.execution.launch_s));

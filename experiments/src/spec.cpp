@@ -121,7 +121,8 @@ constexpr std::string_view kTopKeys[] = {"name",   "description", "algorithms", 
                                          "sizes",  "topology",    "link",            "delays",
                                          "arrival", "start",      "engine",          "trials",
                                          "seed",   "pipeline_chunks", "skip_unsupported", "plot",
-                                         "baseline", "collsim_version", "late_ranks", "agreement_cost"};
+                                         "baseline", "collsim_version", "late_ranks", "agreement_cost",
+                                         "execution", "launch"};
 
 // Map entries in file order; unknown or repeated keys are errors.
 YamlEntries entries_of(const SpecReader& reader, const YAML::Node& node, std::string_view path,
@@ -226,6 +227,12 @@ void SpecReader::parse(const YAML::Node& root) {
     spec_.agreement_s =
         convert(*agreement, "agreement_cost", [](const std::string& t) { return parse_duration_s(t, "agreement_cost"); });
   }
+  if (const YAML::Node* execution = find_entry(entries, "execution")) {
+    spec_.execution = parse_execution_style(scalar(*execution, "execution", "fused or p2p_rounds"), where("execution", *execution));
+  }
+  if (const YAML::Node* launch = find_entry(entries, "launch")) {
+    spec_.launch_s = parse_duration_s(scalar(*launch, "launch", "a duration"), where("launch", *launch));
+  }
   if (const YAML::Node* skip = find_entry(entries, "skip_unsupported")) {
     spec_.skip_unsupported = boolean(*skip, "skip_unsupported");
   }
@@ -250,9 +257,12 @@ void SpecReader::parse_algorithms(const YAML::Node& node) {
     remember(node, "algorithms");
     // The algorithms that run on every topology: hierarchical ones run only on clusters and
     // nvls only where the switch reduces, so `all` on other studies would otherwise fail; a
-    // study on such a topology names them.
+    // study on such a topology names them. A row chosen per run (`nccl`) repeats one of the
+    // others at every point, so a study names it too.
     for (const auto& info : all_algorithms()) {
-      if (!info.hierarchical && !info.needs_switch_reduction) spec_.algorithms.emplace_back(info.name);
+      if (!info.hierarchical && !info.needs_switch_reduction && !info.chosen_per_run) {
+        spec_.algorithms.emplace_back(info.name);
+      }
     }
     return;
   }
@@ -460,6 +470,13 @@ ExperimentSpec load_spec(const std::filesystem::path& file, bool check_plot_scri
 
 LinkModel link_at(const ExperimentSpec& spec, double size_bytes) {
   return spec.link_model ? spec.link_model->link_for_size(size_bytes) : spec.link;
+}
+
+ExecutionCosts execution_at(const ExperimentSpec& spec, double size_bytes) {
+  ExecutionCosts costs = spec.link_model ? spec.link_model->execution_for_size(size_bytes) : ExecutionCosts{};
+  if (spec.execution) costs.style = *spec.execution;
+  if (spec.launch_s) costs.launch_s = *spec.launch_s;
+  return costs;
 }
 
 Topology topology_at(const ExperimentSpec& spec, std::size_t index, Rank n, double size_bytes) {

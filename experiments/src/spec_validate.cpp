@@ -311,6 +311,8 @@ std::string resolved_yaml(const ExperimentSpec& spec) {
   out << YAML::Key << "pipeline_chunks" << YAML::Value << spec.pipeline_chunks;
   out << YAML::Key << "late_ranks" << YAML::Value << spec.late_ranks;
   if (spec.agreement_s) out << YAML::Key << "agreement_cost" << YAML::Value << fmt::format("{}s", *spec.agreement_s);
+  if (spec.execution) out << YAML::Key << "execution" << YAML::Value << execution_style_name(*spec.execution);
+  if (spec.launch_s) out << YAML::Key << "launch" << YAML::Value << fmt::format("{}s", *spec.launch_s);
   out << YAML::Key << "skip_unsupported" << YAML::Value << (spec.skip_unsupported ? "true" : "false");
   if (!spec.plots.empty()) out << YAML::Key << "plot" << YAML::Value << YAML::Flow << spec.plots;
   out << YAML::EndMap;

@@ -9,24 +9,33 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <tuple>
 
 #include "collsim/models/error.hpp"
 
 namespace collsim {
 namespace {
 
-constexpr int kUnknowns = 3;  // alpha, beta, gamma (columns of the design matrix, in this order)
+constexpr int kUnknowns = 4;  // alpha, beta, gamma, launch (columns of the design matrix, in this order)
+constexpr int kAlpha = 0;
 constexpr int kBeta = 1;
 constexpr int kGamma = 2;
+constexpr int kLaunch = 3;
 constexpr std::size_t kMinSizesPerRegime = 4;
 
 struct Solution {
-  Eigen::Vector3d x = Eigen::Vector3d::Zero();  // alpha (s), beta (s/B), gamma (s/B)
+  Eigen::Vector4d x = Eigen::Vector4d::Zero();  // alpha (s), beta (s/B), gamma (s/B), launch (s)
   double cost = std::numeric_limits<double>::infinity();  // sum of squared relative errors
+  bool alpha_from_prior = false;
 };
 
 double column_value(const CostCoefficients& c, int column) {
-  return column == 0 ? c.latency : column == kBeta ? c.bytes : c.reduce_bytes;
+  switch (column) {
+    case kAlpha: return c.latency;
+    case kBeta: return c.bytes;
+    case kGamma: return c.reduce_bytes;
+    default: return c.launches;
+  }
 }
 
 // Gamma is identifiable only when some rows reduce and the reduced bytes are not a fixed
@@ -46,8 +55,31 @@ bool gamma_identifiable(std::span<const FitRow> rows, std::span<const std::size_
   return bc / std::sqrt(bb * cc) < 1.0 - 1e-9;
 }
 
-// Exact non-negative least squares of `a` x ~ 1 (the rows are already divided by the measured
-// time, so the residuals are relative errors) with only the columns in `usable` free: the optimum
+bool any_launches(std::span<const FitRow> rows, std::span<const std::size_t> subset) {
+  return std::any_of(subset.begin(), subset.end(), [&](std::size_t i) { return rows[i].coefficients.launches > 0; });
+}
+
+// The launch is paid once per collective and alpha once per hop: the rows separate them only
+// when their hops per launch differ (several collectives with different step counts, several n,
+// or per-round launches). One reduce_scatter log at one n has 3 hops per launch in every row,
+// so "launch + 3 alpha" is all it measures.
+bool alpha_separable_from_launch(std::span<const FitRow> rows, std::span<const std::size_t> subset) {
+  double ll = 0, aa = 0, la = 0;
+  for (const std::size_t i : subset) {
+    const double w = 1.0 / rows[i].measured_s;
+    const double l = rows[i].coefficients.launches * w;
+    const double a = rows[i].coefficients.latency * w;
+    ll += l * l;
+    aa += a * a;
+    la += l * a;
+  }
+  if (ll == 0 || aa == 0) return true;
+  return la / std::sqrt(ll * aa) < 1.0 - 1e-9;
+}
+
+// Exact non-negative least squares of `a` x ~ y (the rows are already divided by the measured
+// time, so with y = 1 the residuals are relative errors; a term fixed at a prior moves its part
+// into y) with only the columns in `usable` free: the optimum
 // is the unconstrained solution on some set of free columns with the others at zero, so trying
 // every set and keeping the best feasible one is exact; it is cheap for the at most
 // 2 * kMaxLinkClasses + 1 columns used here. Columns are scaled to unit norm because alpha
@@ -57,10 +89,9 @@ struct GeneralSolution {
   double cost = std::numeric_limits<double>::infinity();  // sum of squared relative errors
 };
 
-GeneralSolution nnls_by_subsets(Eigen::MatrixXd a, std::uint32_t usable) {
+GeneralSolution nnls_by_subsets(Eigen::MatrixXd a, std::uint32_t usable, const Eigen::VectorXd& y) {
   const auto m = a.rows();
   const auto columns = static_cast<int>(a.cols());
-  const Eigen::VectorXd y = Eigen::VectorXd::Ones(m);
   Eigen::VectorXd scale(columns);
   for (int c = 0; c < columns; ++c) {
     const double norm = a.col(c).norm();
@@ -69,8 +100,16 @@ GeneralSolution nnls_by_subsets(Eigen::MatrixXd a, std::uint32_t usable) {
   }
   GeneralSolution best;
   best.x = Eigen::VectorXd::Zero(columns);
-  for (std::uint32_t mask = 1; mask < (1u << columns); ++mask) {
+  for (std::uint32_t mask = 0; mask < (1u << columns); ++mask) {
     if ((mask & ~usable) != 0) continue;
+    if (mask == 0) {  // every column at zero (or at its prior): feasible, and a baseline
+      const double cost = y.squaredNorm();
+      if (cost < best.cost) {
+        best.cost = cost;
+        best.x.setZero();
+      }
+      continue;
+    }
     std::vector<int> free;
     for (int c = 0; c < columns; ++c) {
       if ((mask >> c) & 1) free.push_back(c);
@@ -92,24 +131,39 @@ GeneralSolution nnls_by_subsets(Eigen::MatrixXd a, std::uint32_t usable) {
   return best;
 }
 
-// The single-class fit: columns alpha, beta, gamma.
-Solution solve_nnls(std::span<const FitRow> rows, std::span<const std::size_t> subset, bool with_gamma) {
+// The single-class fit: columns alpha, beta, gamma, launch. With `alpha_prior_s` set, alpha is
+// fixed there and its share of every row moves to the right-hand side.
+Solution solve_nnls(std::span<const FitRow> rows, std::span<const std::size_t> subset, bool with_gamma,
+                    bool with_launch, std::optional<double> alpha_prior_s, std::optional<double> launch_fixed_s) {
   const auto m = static_cast<Eigen::Index>(subset.size());
   Eigen::MatrixXd a(m, kUnknowns);
+  Eigen::VectorXd y = Eigen::VectorXd::Ones(m);
   for (Eigen::Index r = 0; r < m; ++r) {
     const FitRow& row = rows[subset[static_cast<std::size_t>(r)]];
     for (int c = 0; c < kUnknowns; ++c) a(r, c) = column_value(row.coefficients, c) / row.measured_s;
+    if (alpha_prior_s) y(r) -= a(r, kAlpha) * *alpha_prior_s;
+    if (launch_fixed_s) y(r) -= a(r, kLaunch) * *launch_fixed_s;
   }
-  const GeneralSolution g = nnls_by_subsets(std::move(a), with_gamma ? 0b111u : 0b011u);
+  std::uint32_t usable = (1u << kAlpha) | (1u << kBeta);
+  if (with_gamma) usable |= 1u << kGamma;
+  if (with_launch) usable |= 1u << kLaunch;
+  if (alpha_prior_s) usable &= ~(1u << kAlpha);
+  if (launch_fixed_s) usable &= ~(1u << kLaunch);
+  const GeneralSolution g = nnls_by_subsets(std::move(a), usable, y);
   Solution best;
   best.cost = g.cost;
   best.x = g.x;
+  if (launch_fixed_s) best.x(kLaunch) = *launch_fixed_s;
+  if (alpha_prior_s) {
+    best.x(kAlpha) = *alpha_prior_s;
+    best.alpha_from_prior = true;
+  }
   return best;
 }
 
-LinkModel to_link(const Eigen::Vector3d& x) {
+LinkModel to_link(const Eigen::Vector4d& x) {
   LinkModel link;
-  link.latency_s = x(0);
+  link.latency_s = x(kAlpha);
   link.bandwidth_Bps = x(kBeta) > 0 ? 1.0 / x(kBeta) : std::numeric_limits<double>::infinity();
   link.gamma_s_per_byte = x(kGamma);
   return link;
@@ -123,9 +177,10 @@ void validate_rows(std::span<const FitRow> rows) {
       throw ConfigError(fmt::format("fit row {}: measured time {} s and size {} B must be positive and finite", i,
                                     r.measured_s, r.size_bytes));
     }
-    if (!(c.latency >= 0 && c.bytes >= 0 && c.reduce_bytes >= 0) || !std::isfinite(c.latency + c.bytes + c.reduce_bytes)) {
-      throw ConfigError(fmt::format("fit row {}: cost coefficients ({}, {}, {}) must be finite and non-negative", i,
-                                    c.latency, c.bytes, c.reduce_bytes));
+    if (!(c.latency >= 0 && c.bytes >= 0 && c.reduce_bytes >= 0 && c.launches >= 0) ||
+        !std::isfinite(c.latency + c.bytes + c.reduce_bytes + c.launches)) {
+      throw ConfigError(fmt::format("fit row {}: cost coefficients ({}, {}, {}, {}) must be finite and non-negative", i,
+                                    c.latency, c.bytes, c.reduce_bytes, c.launches));
     }
   }
 }
@@ -146,8 +201,10 @@ class RegimeSearch {
 
   std::size_t distinct_sizes() const { return distinct_.size(); }
 
-  const SegmentFit& segment(std::size_t first, std::size_t last) {
-    const auto key = std::make_pair(first, last);
+  // `launch_s`: the launch of the partition's first regime, shared by the later ones (the kernel
+  // launch does not depend on the protocol, and bandwidth-bound sizes cannot measure it).
+  const SegmentFit& segment(std::size_t first, std::size_t last, Protocol protocol, std::optional<double> launch_s) {
+    const auto key = std::make_tuple(first, last, protocol, launch_s.value_or(-1.0));
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     std::vector<std::size_t> subset;
     for (std::size_t i = 0; i < rows_.size(); ++i) {
@@ -155,11 +212,19 @@ class RegimeSearch {
     }
     SegmentFit fit;
     const bool with_gamma = options_.fit_gamma && gamma_identifiable(rows_, subset);
-    const Solution s = solve_nnls(rows_, subset, with_gamma);
+    const bool with_launch = options_.fit_launch && any_launches(rows_, subset);
+    std::optional<double> alpha_prior_s;
+    if (with_launch && !alpha_separable_from_launch(rows_, subset)) alpha_prior_s = per_hop_prior(protocol).value;
+    const Solution s = solve_nnls(rows_, subset, with_gamma, with_launch, alpha_prior_s,
+                                  with_launch ? launch_s : std::nullopt);
     // A regime without a bandwidth term would win every large size under the minimum.
     if (std::isfinite(s.cost) && s.x(kBeta) > 0) {
       fit.ok = true;
       fit.regime.link = to_link(s.x);
+      fit.regime.launch_s = s.x(kLaunch);
+      fit.regime.launch_fitted = with_launch;
+      fit.regime.latency_fitted = !s.alpha_from_prior;
+      fit.regime.protocol = protocol;
       fit.regime.min_size_bytes = distinct_[first];
       fit.regime.max_size_bytes = distinct_[last];
       fit.regime.rows = subset.size();
@@ -186,7 +251,9 @@ class RegimeSearch {
       std::vector<FittedRegime> regimes;
       for (std::size_t j = 0; j < k; ++j) {
         const std::size_t last = j + 1 < k ? starts[j + 1] - 1 : m - 1;
-        const SegmentFit& fit = segment(starts[j], last);
+        const std::optional<double> launch_s =
+            j == 0 ? std::nullopt : std::optional<double>(regimes.front().launch_s);
+        const SegmentFit& fit = segment(starts[j], last, protocol_of_regime(static_cast<std::uint32_t>(j), k), launch_s);
         if (!fit.ok) return;
         regimes.push_back(fit.regime);
       }
@@ -212,25 +279,53 @@ class RegimeSearch {
   std::span<const FitRow> rows_;
   FitOptions options_;
   std::vector<double> distinct_;
-  std::map<std::pair<std::size_t, std::size_t>, SegmentFit> cache_;
+  std::map<std::tuple<std::size_t, std::size_t, Protocol, double>, SegmentFit> cache_;
 };
 
 }  // namespace
 
-double linear_time_s(const CostCoefficients& c, const LinkModel& link) {
-  return c.latency * link.latency_s + c.bytes / link.bandwidth_Bps + c.reduce_bytes * link.gamma_s_per_byte;
+double linear_time_s(const CostCoefficients& c, const LinkModel& link, double launch_s) {
+  return c.latency * link.latency_s + c.bytes / link.bandwidth_Bps + c.reduce_bytes * link.gamma_s_per_byte +
+         c.launches * launch_s;
+}
+
+const char* protocol_name(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::LL: return "LL";
+    case Protocol::LL128: return "LL128";
+    case Protocol::Simple: return "Simple";
+  }
+  return "LL";
+}
+
+Protocol protocol_of_regime(std::uint32_t k, std::uint32_t regimes) {
+  if (regimes >= 3) return k == 0 ? Protocol::LL : k == 1 ? Protocol::LL128 : Protocol::Simple;
+  if (regimes == 2) return k == 0 ? Protocol::LL : Protocol::Simple;
+  return Protocol::LL;
+}
+
+TermPrior per_hop_prior(Protocol protocol) {
+  // NCCL's tuner (src/graph/tuning.cc, hwLat for NVLink, Ring) charges these per ring step on
+  // top of a base latency per launch; they are the published numbers, not fitted to any log.
+  switch (protocol) {
+    case Protocol::LL: return {0.6e-6, "NCCL src/graph/tuning.cc hwLat[NVLink][Ring][LL] = 0.6 us"};
+    case Protocol::LL128: return {1.9e-6, "NCCL src/graph/tuning.cc hwLat[NVLink][Ring][LL128] = 1.9 us"};
+    case Protocol::Simple: return {3.4e-6, "NCCL src/graph/tuning.cc hwLat[NVLink][Ring][Simple] = 3.4 us"};
+  }
+  return {0.6e-6, ""};
 }
 
 double predict_time_s(const CostCoefficients& coefficients, std::span<const FittedRegime> regimes) {
-  return linear_time_s(coefficients, regimes[best_regime(coefficients, regimes)].link);
+  const FittedRegime& r = regimes[best_regime(coefficients, regimes)];
+  return linear_time_s(coefficients, r.link, r.launch_s);
 }
 
 std::uint32_t best_regime(const CostCoefficients& coefficients, std::span<const FittedRegime> regimes) {
   COLLSIM_ASSERT(!regimes.empty(), "a regime model needs at least one regime");
   std::uint32_t best = 0;
-  double best_time = linear_time_s(coefficients, regimes[0].link);
+  double best_time = linear_time_s(coefficients, regimes[0].link, regimes[0].launch_s);
   for (std::uint32_t k = 1; k < regimes.size(); ++k) {
-    const double t = linear_time_s(coefficients, regimes[k].link);
+    const double t = linear_time_s(coefficients, regimes[k].link, regimes[k].launch_s);
     if (t < best_time) {
       best_time = t;
       best = k;
@@ -281,7 +376,7 @@ FitResult fit_link_model(std::span<const FitRow> rows, const FitOptions& options
   result.regimes = std::move(*regimes);
   for (const auto& row : rows) {
     const std::uint32_t k = best_regime(row.coefficients, result.regimes);
-    const double predicted = linear_time_s(row.coefficients, result.regimes[k].link);
+    const double predicted = linear_time_s(row.coefficients, result.regimes[k].link, result.regimes[k].launch_s);
     result.regime_of_row.push_back(k);
     result.predicted_s.push_back(predicted);
     result.rel_error.push_back(predicted / row.measured_s - 1.0);
@@ -303,7 +398,12 @@ FitResult fit_link_model(std::span<const FitRow> rows, const FitOptions& options
     } else if (regime.gamma_fitted && regime.link.gamma_s_per_byte == 0) {
       result.notes.push_back(fmt::format("regime {}: gamma clamped at 0 (the unconstrained fit would be negative)", k));
     }
-    if (regime.link.latency_s == 0) {
+    if (!regime.latency_fitted) {
+      result.notes.push_back(fmt::format(
+          "regime {} ({}): the rows cannot separate the per-hop alpha from the launch overhead (the same hops per "
+          "launch in every row); alpha = {} us is a prior ({}), launch fitted",
+          k, protocol_name(regime.protocol), 1e6 * regime.link.latency_s, per_hop_prior(regime.protocol).source));
+    } else if (regime.link.latency_s == 0) {
       result.notes.push_back(fmt::format("regime {}: alpha clamped at 0 (the unconstrained fit would be negative)", k));
     }
   }
@@ -315,6 +415,7 @@ CostCoefficients ClassCostCoefficients::total() const {
   for (const double x : latency) c.latency += x;
   for (const double x : bytes) c.bytes += x;
   c.reduce_bytes = reduce_bytes;
+  c.launches = launches;
   return c;
 }
 
@@ -426,7 +527,7 @@ ClassFitResult fit_link_classes(std::span<const ClassFitRow> rows, std::span<con
   result.gamma_fitted = fit_gamma && any_reduction && full_rank(unknowns);
   const std::uint32_t all = (1u << static_cast<std::uint32_t>(unknowns)) - 1;
   const std::uint32_t usable = result.gamma_fitted ? all : all & ~(1u << static_cast<std::uint32_t>(gamma_column));
-  const GeneralSolution solution = nnls_by_subsets(a, usable);
+  const GeneralSolution solution = nnls_by_subsets(a, usable, Eigen::VectorXd::Ones(m));
   if (!std::isfinite(solution.cost)) throw ConfigError("per-class fit: no non-negative solution");
   result.gamma_s_per_byte = solution.x(gamma_column);
   for (std::size_t j = 0; j < present.size(); ++j) {

@@ -86,17 +86,27 @@ struct CsvExplanation {
   Collective collective = Collective::AllReduce;
   std::string algorithm;
   bool straggler_aware = false;
+  // collsim-cuda runs collsim's schedules one NCCL group (plus a reduction kernel) per round;
+  // native NCCL collectives and the p2p micro-benchmark are one launch.
+  ExecutionStyle execution = ExecutionStyle::Fused;
 };
 
 CsvExplanation explain_csv_row(const MeasurementRow& row, const CalibrationOptions& options,
                                const std::filesystem::path& path) {
   const auto& known = all_algorithms();
   const auto it = std::find_if(known.begin(), known.end(), [&](const AlgorithmInfo& a) { return a.name == row.algorithm; });
-  if (it != known.end()) return {true, Collective::AllReduce, row.algorithm, it->straggler_aware};
-  if (row.algorithm == "p2p") return {true, Collective::SendRecv, "sendrecv", false};
-  if (row.algorithm == "reduce_scatter_nccl") return {true, Collective::ReduceScatter, options.algorithm, false};
-  if (row.algorithm == "reduce_kernel") return {false, Collective::AllReduce, {}, false};
-  if (row.algorithm.rfind("nccl", 0) == 0) return {true, Collective::AllReduce, options.algorithm, false};
+  // A row chosen per run (`nccl`) is collsim-cuda's native NCCL baseline, not a collsim schedule.
+  if (it != known.end() && !it->chosen_per_run) {
+    return {true, Collective::AllReduce, row.algorithm, it->straggler_aware, ExecutionStyle::P2pRounds};
+  }
+  if (row.algorithm == "p2p") return {true, Collective::SendRecv, "sendrecv", false, ExecutionStyle::Fused};
+  if (row.algorithm == "reduce_scatter_nccl") {
+    return {true, Collective::ReduceScatter, options.algorithm, false, ExecutionStyle::Fused};
+  }
+  if (row.algorithm == "reduce_kernel") return {false, Collective::AllReduce, {}, false, ExecutionStyle::Fused};
+  if (row.algorithm.rfind("nccl", 0) == 0) {
+    return {true, Collective::AllReduce, options.algorithm, false, ExecutionStyle::Fused};
+  }
   throw ConfigError(fmt::format("{}:{}: algorithm '{}' is neither a collsim schedule ({}) nor a native NCCL baseline "
                                 "('nccl') nor a micro-benchmark (p2p, reduce_scatter_nccl, reduce_kernel)",
                                 path.string(), row.line, row.algorithm, algorithm_names()));
@@ -198,6 +208,7 @@ void load_measurement_csv(const std::filesystem::path& path, const std::string& 
     p.collective = e.collective;
     p.algorithm = e.algorithm;
     p.straggler = e.straggler_aware ? row.straggler : -1;
+    p.execution = e.execution;
     p.n = row.n;
     p.size_bytes = static_cast<double>(row.size_bytes);
     p.measured_s = median_of(g.times);
@@ -263,7 +274,7 @@ bool same_coefficients(const ClassCostCoefficients& a, const ClassCostCoefficien
   for (std::size_t k = 0; k < a.latency.size(); ++k) {
     if (!close(a.latency[k], b.latency[k]) || !close(a.bytes[k], b.bytes[k])) return false;
   }
-  return close(a.reduce_bytes, b.reduce_bytes);
+  return close(a.reduce_bytes, b.reduce_bytes) && close(a.launches, b.launches);
 }
 
 // The calibration topology for every measured n, carrying the current fitted parameters (the
@@ -382,6 +393,56 @@ std::vector<SourceErrors> source_errors(const CalibrationReport& report) {
   return out;
 }
 
+// As many protocol regimes (LL, LL128, Simple) as the fitted sizes support, each spanning at
+// least 4 distinct sizes (fit_link_model's rule): a full nccl-tests sweep gets all three.
+std::uint32_t auto_regimes(const std::vector<CalibrationPoint>& points) {
+  std::set<double> sizes;
+  for (const auto& p : points) {
+    if (p.fitted) sizes.insert(p.size_bytes);
+  }
+  return sizes.size() >= 12 ? 3 : sizes.size() >= 8 ? 2 : 1;
+}
+
+std::string regime_protocols(std::uint32_t regimes) {
+  std::vector<std::string> names;
+  for (std::uint32_t k = 0; k < regimes; ++k) names.emplace_back(protocol_name(protocol_of_regime(k, regimes)));
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// Execution defaults and the origin of every term: a fused NCCL collective pays one launch, and
+// a term the data could not separate carries the prior it came from.
+void add_terms(const CalibrationReport& report, ModelFile& model) {
+  const std::vector<FittedRegime>& regimes = report.regime_fit ? report.regime_fit->regimes : report.single.regimes;
+  const FittedRegime& first = regimes.front();
+  if (first.launch_fitted) {
+    model.has_execution = true;
+    model.execution = ExecutionCosts{ExecutionStyle::Fused, report.single.regimes.front().launch_s};
+    model.terms.push_back({"launch_s", "fitted", ""});
+  }
+  std::vector<std::string> priors;
+  for (const auto& r : regimes) {
+    if (!r.latency_fitted) priors.push_back(fmt::format("{}: {}", protocol_name(r.protocol), per_hop_prior(r.protocol).source));
+  }
+  if (priors.empty()) {
+    model.terms.push_back({"latency_s", "fitted", ""});
+  } else {
+    model.terms.push_back({"latency_s", priors.size() == regimes.size() ? "prior" : "fitted",
+                           fmt::format("per-hop alpha not separable from the launch (same hops per launch in every "
+                                       "row); prior for {}",
+                                       fmt::join(priors, "; "))});
+  }
+  model.terms.push_back({"bandwidth_Bps", "fitted", ""});
+  const bool gamma_fitted = std::any_of(regimes.begin(), regimes.end(), [](const FittedRegime& r) { return r.gamma_fitted; });
+  if (gamma_fitted) {
+    model.terms.push_back({"gamma_s_per_byte", "fitted", ""});
+  } else {
+    model.terms.push_back({"gamma_s_per_byte", "prior",
+                           report.options.fit_gamma
+                               ? "0: not identifiable from these data (reduced bytes proportional to transferred bytes)"
+                               : "0: not fitted (--no-gamma)"});
+  }
+}
+
 ModelFile build_model(const CalibrationReport& report, const std::string& name) {
   const auto& options = report.options;
   ModelFile model;
@@ -401,6 +462,7 @@ ModelFile build_model(const CalibrationReport& report, const std::string& name) 
     model.link = report.single.regimes.front().link;
   }
   if (report.regime_fit) model.regimes = report.regime_fit->regimes;
+  if (!report.class_fit) add_terms(report, model);
   model.provenance.tool = "collsim calibrate";
   model.provenance.command = options.command;
   model.provenance.algorithm = options.algorithm;
@@ -413,9 +475,10 @@ ModelFile build_model(const CalibrationReport& report, const std::string& name) 
                                      fmt::join(report.link_classes, ", "))
                        : std::string(),
       options.fit_gamma ? "" : "; gamma fixed at 0 (not fitted)",
-      options.regimes > 1
-          ? fmt::format("; {} regimes on contiguous size ranges (exhaustive breakpoint search), time = min over regimes",
-                        options.regimes)
+      report.regimes > 1
+          ? fmt::format("; {} protocol regimes ({}) on contiguous size ranges (exhaustive breakpoint search), time = "
+                        "min over regimes",
+                        report.regimes, regime_protocols(report.regimes))
           : std::string());
   model.provenance.time_column = log_time_name(options.time);
   std::vector<Collective> fitted;
@@ -436,10 +499,11 @@ ModelFile build_model(const CalibrationReport& report, const std::string& name) 
   return model;
 }
 
-std::string link_text(const LinkModel& link, bool gamma_fitted) {
-  return fmt::format("alpha = {}, bandwidth = {:.1f} GB/s (beta = {:.4g} ps/B), gamma = {:.4g} ps/B{}",
-                     format_duration(link.latency_s), link.bandwidth_Bps / 1e9, 1e12 / link.bandwidth_Bps,
-                     link.gamma_s_per_byte * 1e12, gamma_fitted ? "" : " (not fitted)");
+std::string link_text(const FittedRegime& r) {
+  return fmt::format("launch = {}{}, alpha = {}{}, bandwidth = {:.1f} GB/s (beta = {:.4g} ps/B), gamma = {:.4g} ps/B{}",
+                     format_duration(r.launch_s), r.launch_fitted ? "" : " (not fitted)",
+                     format_duration(r.link.latency_s), r.latency_fitted ? "" : " (prior)", r.link.bandwidth_Bps / 1e9,
+                     1e12 / r.link.bandwidth_Bps, r.link.gamma_s_per_byte * 1e12, r.gamma_fitted ? "" : " (not fitted)");
 }
 
 std::string percent(double x) { return fmt::format("{:.1f}%", 100.0 * x); }
@@ -466,10 +530,15 @@ std::span<const SizeRange> size_ranges() { return kSizeRanges; }
 
 CalibrationReport run_calibration(std::span<const std::filesystem::path> files, const CalibrationOptions& options) {
   if (files.empty()) throw ConfigError("calibrate: no input file given (nccl-tests logs or collsim-cuda CSVs)");
-  if (options.regimes < 1 || options.regimes > 3) {
-    throw ConfigError(fmt::format("--regimes: {} is outside 1..3", options.regimes));
+  if (options.regimes > 3) {
+    throw ConfigError(fmt::format("--regimes: {} is outside 1..3 (0 = as many as the sizes support)", options.regimes));
   }
-  find_algorithm(options.algorithm);
+  if (find_algorithm(options.algorithm).chosen_per_run) {
+    // Its choice needs the fitted model: explaining the fit's own data through it is circular.
+    throw ConfigError(fmt::format("--algo {}: NCCL's choice depends on the model being fitted; explain the logs "
+                                  "through the algorithm NCCL ran (e.g. ring, or nvls on H100 from a few MiB)",
+                                  options.algorithm));
+  }
   for (const auto c : options.predict) {
     if (contains(options.fit_on, c)) {
       throw ConfigError(fmt::format("--predict {}: the collective is also in --fit-on; a cross-prediction must "
@@ -493,12 +562,20 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
     report.inputs.push_back(std::move(input));
   }
 
+  for (const auto& h : options.hold_out) {
+    if (std::none_of(report.inputs.begin(), report.inputs.end(), [&](const auto& in) { return in.file == h; })) {
+      throw ConfigError(fmt::format("--hold-out {}: no input file has this name", h));
+    }
+  }
   // Roles: fitted, cross-predicted, or not used at all.
   std::vector<CalibrationPoint> used;
   std::size_t dropped = 0;
   for (CalibrationPoint& p : report.points) {
-    p.fitted = options.fit_on.empty() || contains(options.fit_on, p.collective);
-    const bool predicted = !p.fitted && (options.predict.empty() || contains(options.predict, p.collective));
+    const bool held_out =
+        std::find(options.hold_out.begin(), options.hold_out.end(), p.source) != options.hold_out.end();
+    p.fitted = !held_out && (options.fit_on.empty() || contains(options.fit_on, p.collective));
+    const bool predicted =
+        held_out || (!p.fitted && (options.predict.empty() || contains(options.predict, p.collective)));
     if (!p.fitted && !predicted) {
       ++dropped;
       continue;
@@ -536,10 +613,14 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
                                   options.regimes, options.topology, fmt::join(report.link_classes, ", ")));
   }
   std::vector<FitRow> rows;
+  double launch_at_s = 0;  // evaluation point of the launch overhead (the last fit's)
+  const std::uint32_t regimes = options.regimes != 0 ? options.regimes : per_class ? 1 : auto_regimes(report.points);
+  report.regimes = regimes;
   for (int iteration = 0;; ++iteration) {
     bool changed = false;
     for (auto& p : report.points) {
-      ClassCostCoefficients c = schedule_cost_coefficients(schedules.get(p), p.size_bytes, topologies.get(p.n));
+      ClassCostCoefficients c = schedule_cost_coefficients(schedules.get(p), p.size_bytes, topologies.get(p.n),
+                                                           ExecutionCosts{p.execution, launch_at_s});
       changed = changed || iteration == 0 || !same_coefficients(c, p.class_coefficients);
       p.coefficients = c.total();
       p.class_coefficients = std::move(c);
@@ -550,8 +631,9 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
       topologies.apply(*report.class_fit);
     } else {
       rows = fit_rows_of(report.points);
-      report.single = fit_link_model(rows, {1, options.fit_gamma});
+      report.single = fit_link_model(rows, {1, options.fit_gamma, options.fit_launch});
       topologies.apply(report.single.regimes.front().link);
+      launch_at_s = report.single.regimes.front().launch_s;
     }
     if (iteration + 1 == kMaxCriticalPathIterations) {
       report.notes.push_back(fmt::format("the critical path was still moving after {} re-evaluations; coefficients "
@@ -573,9 +655,9 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
     }
   } else {
     for (const auto& n : report.single.notes) report.notes.push_back("single fit: " + n);
-    if (options.regimes > 1) {
-      report.regime_fit = fit_link_model(rows, {options.regimes, options.fit_gamma});
-      for (const auto& n : report.regime_fit->notes) report.notes.push_back(fmt::format("{}-regime fit: ", options.regimes) + n);
+    if (regimes > 1) {
+      report.regime_fit = fit_link_model(rows, {regimes, options.fit_gamma, options.fit_launch});
+      for (const auto& n : report.regime_fit->notes) report.notes.push_back(fmt::format("{}-regime fit: ", regimes) + n);
     }
     const auto& single_regimes = report.single.regimes;
     for (auto& p : report.points) {
@@ -628,7 +710,7 @@ std::string calibration_csv(const CalibrationReport& report) {
 std::string format_calibration_report(const CalibrationReport& report) {
   const auto& options = report.options;
   std::string out = fmt::format("collsim calibrate: schedule '{}', nccl-tests time '{}', {} regime(s)\n",
-                                options.algorithm, log_time_name(options.time), options.regimes);
+                                options.algorithm, log_time_name(options.time), report.regimes);
   out += "inputs:\n";
   for (const auto& in : report.inputs) {
     out += fmt::format("  {}: {} {} n={} rows={} skipped={} ({})\n", in.file, in.format, in.collective, in.n, in.rows,
@@ -651,14 +733,14 @@ std::string format_calibration_report(const CalibrationReport& report) {
     }
   } else {
     const auto& single = report.single.regimes.front();
-    out += fmt::format("single fit: {}\n", link_text(single.link, single.gamma_fitted));
+    out += fmt::format("single fit: {}\n", link_text(single));
   }
   if (report.regime_fit) {
     out += fmt::format("{}-regime fit (time = min over regimes):\n", report.regime_fit->regimes.size());
     for (std::size_t k = 0; k < report.regime_fit->regimes.size(); ++k) {
       const auto& r = report.regime_fit->regimes[k];
-      out += fmt::format("  regime {}: {} .. {}: {}\n", k, format_size(r.min_size_bytes), format_size(r.max_size_bytes),
-                         link_text(r.link, r.gamma_fitted));
+      out += fmt::format("  regime {} ({}): {} .. {}: {}\n", k, protocol_name(r.protocol), format_size(r.min_size_bytes),
+                         format_size(r.max_size_bytes), link_text(r));
     }
   }
   const ErrorStats& single_stats = report.class_fit ? report.class_fit->stats : report.single.stats;

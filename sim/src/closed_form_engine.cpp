@@ -26,10 +26,19 @@ RunResult ClosedFormEngine::run(const Schedule& given, const RunConfig& config) 
         "the closed_form engine models one late rank; the {} schedule expects {} (use --engine replay)",
         schedule.algorithm, schedule.late_ranks));
   }
-  if (config.execution.launch_s > 0) {
+  // A run-time relabelled schedule waits for the agreement at a gate while its ranks launch, so
+  // the two overlap rather than add: no formula here says by how much.
+  if (config.execution.launch_s > 0 && plan.relabelled_at_run_time()) {
     throw ConfigError(fmt::format(
-        "the closed_form engine has no launch overheads yet ({} s per launch, {} execution); use --engine replay",
-        config.execution.launch_s, execution_style_name(config.execution.style)));
+        "the closed_form engine cannot charge a launch overhead ({} s) to {}: its agreement gate overlaps the "
+        "launch (use --engine replay)",
+        config.execution.launch_s, schedule.algorithm));
+  }
+  if (config.execution.launch_s > 0 && config.execution.style == ExecutionStyle::P2pRounds) {
+    throw ConfigError(fmt::format(
+        "the closed_form engine has no per-round launch overheads ({} s per launch, p2p_rounds execution); use "
+        "--engine replay",
+        config.execution.launch_s));
   }
   if (topo.kind != TopologyKind::NvSwitch && topo.kind != TopologyKind::FullMesh) {
     throw ConfigError(fmt::format(
@@ -51,6 +60,16 @@ RunResult ClosedFormEngine::run(const Schedule& given, const RunConfig& config) 
     throw ConfigError(fmt::format(
         "the {} schedule was built for straggler rank {} but rank {} is the late one; its formula does not apply "
         "(use --engine replay)", schedule.algorithm, schedule.straggler, late));
+  }
+  // Fused: every rank launches once at its arrival, so the run is the formula's with every arrival
+  // shifted by the launch, except that barrier gates open at the unshifted arrivals: with a late
+  // rank in barrier mode the early ranks' phases may start before the shifted gate.
+  const double launch_s = config.execution.launch_s;
+  if (launch_s > 0 && late >= 0 && config.start == StartMode::Barrier) {
+    throw ConfigError(fmt::format(
+        "the closed_form engine charges a fused launch ({} s) only when the ranks arrive together or start eagerly; "
+        "rank {} is late in barrier mode (use --engine replay)",
+        launch_s, late));
   }
   const AlgorithmInfo& info = find_algorithm(schedule.algorithm);
   if (!info.has_closed_form()) {
@@ -79,7 +98,7 @@ RunResult ClosedFormEngine::run(const Schedule& given, const RunConfig& config) 
 
   RunResult result;
   result.engine = "closed_form";
-  result.finish_s.assign(schedule.n, base + formula.time_s);
+  result.finish_s.assign(schedule.n, base + launch_s + formula.time_s);
   result.transfers = 0;
   summarize_run(result, arrivals);
   return result;

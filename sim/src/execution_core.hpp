@@ -101,9 +101,12 @@ struct CostRules {
   /// Seconds rank r spends before it can take part in one of its rounds, from when it reached
   /// it: a launch before every round with P2pRounds, before its first one only when Fused. A
   /// switch launches nothing.
-  double entry_s(Rank r, bool first_round) const {
-    if (r >= gpu_ranks) return 0.0;
-    return execution.style == ExecutionStyle::P2pRounds || first_round ? execution.launch_s : 0.0;
+  double entry_s(Rank r, bool first_round) const { return launches_before(r, first_round) ? execution.launch_s : 0.0; }
+  /// Whether rank r launches a kernel (or NCCL group) before this round, even at launch_s = 0
+  /// (the cost walk counts launches on the critical path whatever their current price).
+  bool launches_before(Rank r, bool first_round) const {
+    if (r >= gpu_ranks) return false;
+    return execution.style == ExecutionStyle::P2pRounds || first_round;
   }
 
   double bytes(const Transfer& t) const { return t.chunk_count * chunk_bytes; }
@@ -318,7 +321,8 @@ struct SecondsAlgebra {
   static Time applied(Time arrived, const Transfer& /*t*/, double /*reduced_bytes*/, double apply_s) {
     return arrived + apply_s;
   }
-  static Time after(Time t, double seconds) { return t + seconds; }
+  /// `t` plus one launch of `seconds` (adding 0 leaves t exact).
+  static Time launched(Time t, double seconds) { return t + seconds; }
 };
 
 /// One pass over the transfers in round order; exact when every transfer's arrival is known at
@@ -348,8 +352,8 @@ bool dataflow_sweep(const Schedule& s, std::span<const double> gate_s, const Cos
         for (const Rank e : {t.src, t.dst}) {
           if (rank_round[e] == round_id) continue;
           // e enters this round when everything before it is done and its launch is paid.
-          const double entry_s = rules.entry_s(e, rank_round[e] == kNoRound);
-          ready[e] = entry_s > 0 ? Algebra::after(done[e], entry_s) : done[e];
+          const bool first = rank_round[e] == kNoRound;
+          ready[e] = rules.launches_before(e, first) ? Algebra::launched(done[e], rules.entry_s(e, first)) : done[e];
           rank_round[e] = round_id;
         }
         const Time start = Algebra::at_least(Algebra::later(ready[t.src], ready[t.dst]), gate_s[p]);

@@ -22,6 +22,7 @@ struct Timed {
   std::array<double, kMaxLinkClasses> latency{};
   std::array<double, kMaxLinkClasses> bytes{};
   double reduce_bytes = 0;
+  double launches = 0;
 };
 
 double sum(const std::array<double, kMaxLinkClasses>& values) {
@@ -38,22 +39,25 @@ Timed later(const Timed& a, const Timed& b) {
   const double tolerance = 1e-12 * std::max(std::fabs(a.t), std::fabs(b.t));
   if (b.t > a.t + tolerance) return b;
   if (a.t > b.t + tolerance) return a;
-  const auto key = [](const Timed& x) { return std::make_tuple(x.reduce_bytes, sum(x.bytes), sum(x.latency)); };
+  const auto key = [](const Timed& x) {
+    return std::make_tuple(x.reduce_bytes, sum(x.bytes), sum(x.latency), x.launches);
+  };
   return key(b) > key(a) ? b : a;
 }
 
 struct TimedAlgebra {
   using Time = Timed;
   static Timed later(const Timed& a, const Timed& b) { return collsim::later(a, b); }
-  static Timed at_least(const Timed& t, double gate_s) { return collsim::later(t, Timed{gate_s, {}, {}, 0}); }
+  static Timed at_least(const Timed& t, double gate_s) { return collsim::later(t, Timed{gate_s, {}, {}, 0, 0}); }
   static Timed applied(Timed arrived, const Transfer& /*t*/, double reduced_bytes, double apply_s) {
     // Counted even at gamma = 0, so a fit sees it; 0 for a copy and for a switch's reduction.
     arrived.reduce_bytes += reduced_bytes;
     arrived.t += apply_s;
     return arrived;
   }
-  static Timed after(Timed t, double seconds) {
+  static Timed launched(Timed t, double seconds) {
     t.t += seconds;
+    t.launches += 1;
     return t;
   }
 };
@@ -165,16 +169,18 @@ Schedule collective_schedule(Collective collective, Rank n, std::string_view alg
   return part;
 }
 
-CostCoefficients schedule_cost_coefficients(const Schedule& schedule, double size_bytes, const LinkModel& at) {
+CostCoefficients schedule_cost_coefficients(const Schedule& schedule, double size_bytes, const LinkModel& at,
+                                            const ExecutionCosts& execution) {
   // The nvswitch topology splits alpha into two exact halves and gives every port bandwidth B,
   // so the walk below charges alpha + max(port bytes) / B per transfer, the one-port model.
   Topology star = make_nvswitch(schedule.n, at);
   // A schedule that reduces in the switch (NVLS) is costed on a switch that can.
   star.switch_reduction = schedule.num_switch_ranks > 0;
-  return schedule_cost_coefficients(schedule, size_bytes, star).total();
+  return schedule_cost_coefficients(schedule, size_bytes, star, execution).total();
 }
 
-ClassCostCoefficients schedule_cost_coefficients(const Schedule& schedule, double size_bytes, const Topology& topology) {
+ClassCostCoefficients schedule_cost_coefficients(const Schedule& schedule, double size_bytes, const Topology& topology,
+                                                 const ExecutionCosts& execution) {
   if (!(std::isfinite(size_bytes) && size_bytes >= 0)) {
     throw ConfigError(fmt::format("size_bytes = {} must be finite and non-negative", size_bytes));
   }
@@ -188,8 +194,10 @@ ClassCostCoefficients schedule_cost_coefficients(const Schedule& schedule, doubl
                                   classes, kMaxLinkClasses));
   }
   COLLSIM_ASSERT(schedule.num_chunks > 0, "a schedule has at least one chunk");
-  // The cost walk is the pure alpha-beta-gamma model: no launch overheads (ExecutionCosts{}).
-  const detail::CostRules rules = detail::cost_rules(schedule, size_bytes, topology.link.gamma_s_per_byte, ExecutionCosts{});
+  if (!(execution.launch_s >= 0) || !std::isfinite(execution.launch_s)) {
+    throw ConfigError(fmt::format("launch_s = {} must be finite and non-negative", execution.launch_s));
+  }
+  const detail::CostRules rules = detail::cost_rules(schedule, size_bytes, topology.link.gamma_s_per_byte, execution);
   CountingNet net(schedule, topology, rules);
   std::vector<Timed> ready(schedule.n);
   const std::vector<double> no_gates(schedule.phases.size(), 0.0);
@@ -201,6 +209,7 @@ ClassCostCoefficients schedule_cost_coefficients(const Schedule& schedule, doubl
   out.latency.assign(last.latency.begin(), last.latency.begin() + static_cast<std::ptrdiff_t>(classes));
   out.bytes.assign(last.bytes.begin(), last.bytes.begin() + static_cast<std::ptrdiff_t>(classes));
   out.reduce_bytes = last.reduce_bytes;
+  out.launches = last.launches;
   return out;
 }
 

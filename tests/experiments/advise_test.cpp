@@ -52,6 +52,21 @@ TEST(Advise, LargeDelayPicksStragglarAndZeroDelayABaseline) {
   EXPECT_EQ(none.ranking.size(), flat);
 }
 
+// A launch before every round (p2p_rounds) costs StragglAR, which has more rounds than recursive
+// halving/doubling, more than the baseline: its critical delay grows with the launch.
+TEST(Advise, P2pRoundsLaunchRaisesTheCriticalDelay) {
+  AdviseRequest plain = request_for(20e-3);
+  plain.spec.algorithms = {"stragglar", "recursive_halving_doubling"};
+  AdviseRequest launched = plain;
+  launched.spec.execution = ExecutionStyle::P2pRounds;
+  launched.spec.launch_s = 50e-6;
+  const AdviseResult a = advise(plain);
+  const AdviseResult b = advise(launched);
+  ASSERT_TRUE(a.critical_delay_s.has_value());
+  ASSERT_TRUE(b.critical_delay_s.has_value());
+  EXPECT_GT(*b.critical_delay_s, *a.critical_delay_s + 100e-6);
+}
+
 TEST(Advise, RankingIsSortedAndJsonHasTheKeys) {
   const AdviseResult r = advise(request_for(1e-3));
   for (std::size_t i = 1; i < r.ranking.size(); ++i) EXPECT_LE(r.ranking[i - 1].time.mean, r.ranking[i].time.mean);

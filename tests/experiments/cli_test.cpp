@@ -184,9 +184,30 @@ TEST(Cli, ExecutionStylesChargeLaunches) {
   const auto bad = run({"simulate", "--algo", "ring", "-n", "8", "--execution", "bogus"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--execution"), std::string::npos) << bad.err;
-  const auto formula = run({"simulate", "--algo", "ring", "-n", "8", "--launch", "5us", "--engine", "closed_form"});
+  // The closed form charges a fused launch and refuses per-round ones.
+  EXPECT_NEAR(time_of({"--launch", "5us", "--engine", "closed_form"}) - plain, 5e-6, 1e-12);
+  const auto formula =
+      run({"simulate", "--algo", "ring", "-n", "8", "--execution", "p2p_rounds", "--launch", "5us", "--engine", "closed_form"});
   EXPECT_EQ(formula.code, 2);
-  EXPECT_NE(formula.err.find("launch"), std::string::npos) << formula.err;
+  EXPECT_NE(formula.err.find("p2p_rounds"), std::string::npos) << formula.err;
+}
+
+// `nccl` runs what NCCL's tuner would pick and says what it picked; with the calibrated H100
+// model the latency-bound sizes run LL and 1 GiB does not.
+TEST(Cli, SimulateNcclSaysWhatItPicked) {
+  const std::string model = std::string(COLLSIM_SOURCE_DIR) + "/configs/models/h100_nvswitch.yaml";
+  const auto small = run({"simulate", "--algo", "nccl", "-n", "8", "--size", "64B", "--model", model, "--json"});
+  ASSERT_EQ(small.code, 0) << small.err;
+  EXPECT_NE(small.out.find("\"algorithm\":\"nccl\""), std::string::npos) << small.out;
+  EXPECT_NE(small.out.find("\"nccl_protocol\":\"LL\""), std::string::npos) << small.out;
+  const auto large = run({"simulate", "--algo", "nccl", "-n", "8", "--size", "1GiB", "--model", model, "--json"});
+  ASSERT_EQ(large.code, 0) << large.err;
+  EXPECT_EQ(large.out.find("\"nccl_protocol\":\"LL\""), std::string::npos) << large.out;
+  // Its time is the chosen algorithm's under the chosen protocol's link and launch.
+  const auto plain = run({"simulate", "--algo", "ring", "-n", "8", "--json"});
+  EXPECT_NE(plain.out.find("\"nccl_algorithm\":null"), std::string::npos);
+  const auto text = run({"simulate", "--algo", "nccl", "-n", "8"});
+  EXPECT_NE(text.out.find("NCCL's choice: "), std::string::npos) << text.out;
 }
 
 // The hierarchical algorithm takes its node size from the topology (simulate) or an option

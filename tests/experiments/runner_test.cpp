@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "collsim/algorithms/registry.hpp"
 #include "collsim/experiments/checkpoint.hpp"
 #include "collsim/experiments/cli.hpp"
 #include "collsim/experiments/output.hpp"
@@ -83,6 +84,40 @@ TEST(Runner, SameSeedGivesTheSameBytes) {
   EXPECT_NE(results_csv(other_grid, run_study(other_grid, {})), results_csv(grid, a));
 }
 
+// `nccl` in a study runs NCCL's choice at each point and results.csv names it; its time is the
+// chosen row's, and the other rows leave the columns empty.
+TEST(Runner, NcclRowsSayWhatTheyRan) {
+  const ExperimentSpec spec = make_spec("name: t\nalgorithms: [nccl, double_binary_tree]\nn: 8\nsizes: [64B, 1GiB]\n");
+  const SweepGrid grid(spec);
+  const StudyResult result = run_study(grid, {});
+  const auto rows = lines_of(results_csv(grid, result));
+  int nccl_rows = 0;
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    const auto f = fields(rows[r]);
+    const std::string& protocol = f.back();
+    const std::string& chosen = f[f.size() - 2];
+    if (f[0] == "nccl") {
+      ++nccl_rows;
+      EXPECT_TRUE(find_algorithm(chosen).nccl_candidate) << rows[r];
+      EXPECT_EQ(protocol, "model");
+    } else {
+      EXPECT_TRUE(chosen.empty() && protocol.empty()) << rows[r];
+    }
+  }
+  EXPECT_EQ(nccl_rows, 2);
+  // At every point nccl is no slower than the candidates the spec also ran.
+  for (std::size_t i = 0; i < grid.num_points(); ++i) {
+    const Point p = grid.point(i);
+    if (spec.algorithms[p.algorithm] != "nccl" || !result.points[i].active) continue;
+    for (std::size_t j = 0; j < grid.num_points(); ++j) {
+      const Point q = grid.point(j);
+      if (q.size != p.size || spec.algorithms[q.algorithm] == "nccl" || !result.points[j].active) continue;
+      if (!find_algorithm(spec.algorithms[q.algorithm]).nccl_candidate) continue;
+      EXPECT_LE(result.points[i].trials[0].time_s, result.points[j].trials[0].time_s * (1 + 1e-12));
+    }
+  }
+}
+
 TEST(Runner, ResultsHaveTheDocumentedColumnsAndCommonRandomNumbers) {
   const ExperimentSpec spec = make_spec(kStudy);
   const SweepGrid grid(spec);
@@ -91,7 +126,8 @@ TEST(Runner, ResultsHaveTheDocumentedColumnsAndCommonRandomNumbers) {
   ASSERT_FALSE(rows.empty());
   EXPECT_EQ(rows[0],
             "algorithm,n,size_bytes,topology,engine,start,delay_s,trial,seed,time_s,time_after_last_arrival_s,"
-            "speedup_vs_ring,arrival,straggler,straggler_moved,algbw_GBps,busbw_GBps,hidden_delay_fraction,transfers");
+            "speedup_vs_ring,arrival,straggler,straggler_moved,algbw_GBps,busbw_GBps,hidden_delay_fraction,transfers,"
+            "nccl_algorithm,nccl_protocol");
   EXPECT_EQ(rows.size(), 1 + grid.num_points() * spec.trials);
   const auto header = fields(rows[0]);
   for (std::size_t r = 1; r < rows.size(); ++r) EXPECT_EQ(fields(rows[r]).size(), header.size()) << rows[r];

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "collsim/algorithms/registry.hpp"
 #include "collsim/models/error.hpp"
 
 namespace collsim {
@@ -131,6 +132,32 @@ TEST(Spec, ResolvedYamlOfShorthandRoundTrips) {
   validate(again);
   EXPECT_EQ(resolved_yaml(again), text);
   EXPECT_EQ(again.sizes_bytes, spec.sizes_bytes);
+}
+
+// `execution` and `launch` set the run's execution costs, over the model file's defaults; a
+// spec without them and without a model is pure alpha-beta (fused, no launch).
+// `all` lists what collsim generates: `nccl` repeats one of those at every point, so a study
+// names it.
+TEST(Spec, AllLeavesOutTheRowChosenPerRun) {
+  const ExperimentSpec spec = parse_and_validate("name: t\nalgorithms: all\nn: 8\n");
+  for (const auto& a : spec.algorithms) EXPECT_FALSE(find_algorithm(a).chosen_per_run) << a;
+  const ExperimentSpec named = parse_and_validate("name: t\nalgorithms: [nccl]\nn: 8\n");
+  EXPECT_EQ(named.algorithms.front(), "nccl");
+}
+
+TEST(Spec, ExecutionAndLaunchKeys) {
+  const ExperimentSpec plain = parse_and_validate(kMinimal);
+  EXPECT_FALSE(plain.execution.has_value());
+  EXPECT_EQ(execution_at(plain, 1e9).launch_s, 0.0);
+  EXPECT_EQ(execution_at(plain, 1e9).style, ExecutionStyle::Fused);
+  const ExperimentSpec spec = parse_and_validate(kMinimal + "execution: p2p_rounds\nlaunch: 20us\n");
+  EXPECT_EQ(execution_at(spec, 1e9).style, ExecutionStyle::P2pRounds);
+  EXPECT_DOUBLE_EQ(execution_at(spec, 1e9).launch_s, 20e-6);
+  const ExperimentSpec again = parse_spec(resolved_yaml(spec), "resolved", {});
+  EXPECT_EQ(again.execution, spec.execution);
+  EXPECT_DOUBLE_EQ(*again.launch_s, 20e-6);
+  expect_error(kMinimal + "execution: async\n", {"execution", "unknown execution style 'async'"});
+  expect_error(kMinimal + "launch: 3\n", {"launch"});
 }
 
 TEST(SpecErrors, UnknownKeysNameThePathAndLine) {

@@ -204,5 +204,75 @@ TEST(Calibration, BadInputs) {
   EXPECT_NE(error_of(flat, {}).find("positive beta"), std::string::npos);
 }
 
+// A fused collective pays one launch, then alpha per hop: rows with different hops per launch
+// (4 and 8 ranks) separate the two, and the fit recovers both exactly.
+TEST(CalibrationLaunch, SeparatesLaunchFromPerHopAlphaWhenHopsDiffer) {
+  const LinkModel link{0.8e-6, 300e9, 0.0};
+  const double launch_s = 12e-6;
+  std::vector<FitRow> rows;
+  for (const double n : {4.0, 8.0}) {
+    for (double size = 64; size <= 1e9; size *= 4) {
+      CostCoefficients c = ring_all_gather(n, size);
+      c.launches = 1;
+      rows.push_back({c, linear_time_s(c, link, launch_s), size});
+    }
+  }
+  const FitResult fit = fit_link_model(rows, {});
+  ASSERT_EQ(fit.regimes.size(), 1u);
+  const FittedRegime& r = fit.regimes[0];
+  EXPECT_TRUE(r.launch_fitted);
+  EXPECT_TRUE(r.latency_fitted);
+  EXPECT_NEAR(r.launch_s / launch_s, 1.0, 1e-9);
+  EXPECT_NEAR(r.link.latency_s / link.latency_s, 1.0, 1e-9);
+  EXPECT_NEAR(r.link.bandwidth_Bps / link.bandwidth_Bps, 1.0, 1e-9);
+  // The old model (no launch column) charges everything per hop and cannot fit both n.
+  FitOptions no_launch;
+  no_launch.fit_launch = false;
+  EXPECT_GT(fit_link_model(rows, no_launch).stats.max_abs, 0.1);
+}
+
+// One collective at one n has the same hops per launch in every row: launch + 3 alpha is all the
+// data measure, so alpha is the protocol's NCCL prior and the launch takes the rest.
+TEST(CalibrationLaunch, SameHopsPerLaunchUsesTheProtocolPrior) {
+  std::vector<FitRow> rows;
+  for (double size = 64; size <= 1e9; size *= 4) {
+    CostCoefficients c = ring_all_gather(4, size);
+    c.launches = 1;
+    rows.push_back({c, 20e-6 + c.bytes / 250e9, size});
+  }
+  const FitResult fit = fit_link_model(rows, {});
+  const FittedRegime& r = fit.regimes[0];
+  EXPECT_FALSE(r.latency_fitted);
+  EXPECT_EQ(r.protocol, Protocol::LL);
+  EXPECT_DOUBLE_EQ(r.link.latency_s, per_hop_prior(Protocol::LL).value);
+  EXPECT_NEAR(r.launch_s / (20e-6 - 3 * per_hop_prior(Protocol::LL).value), 1.0, 1e-9);
+  EXPECT_LT(fit.stats.max_abs, 1e-9);
+  bool noted = false;
+  for (const auto& n : fit.notes) noted = noted || n.find("tuning.cc") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+// Regimes stand for NCCL's protocols and share the first regime's launch: a bandwidth-bound
+// range cannot measure a launch of microseconds.
+TEST(CalibrationLaunch, RegimesAreProtocolsSharingOneLaunch) {
+  EXPECT_EQ(protocol_of_regime(0, 3), Protocol::LL);
+  EXPECT_EQ(protocol_of_regime(1, 3), Protocol::LL128);
+  EXPECT_EQ(protocol_of_regime(2, 3), Protocol::Simple);
+  EXPECT_EQ(protocol_of_regime(1, 2), Protocol::Simple);
+  EXPECT_STREQ(protocol_name(Protocol::LL128), "LL128");
+  std::vector<FitRow> rows;
+  for (double size = 64; size <= 16e9; size *= 2) {
+    CostCoefficients c = ring_all_gather(4, size);
+    c.launches = 1;
+    const double ll = 15e-6 + c.bytes / 40e9, simple = 15e-6 + c.bytes / 350e9;
+    rows.push_back({c, std::min(ll, simple), size});
+  }
+  const FitResult fit = fit_link_model(rows, {3, true, true});
+  ASSERT_EQ(fit.regimes.size(), 3u);
+  for (const auto& r : fit.regimes) EXPECT_DOUBLE_EQ(r.launch_s, fit.regimes[0].launch_s);
+  EXPECT_EQ(fit.regimes[2].protocol, Protocol::Simple);
+  EXPECT_LT(fit.stats.median_abs, 0.02);
+}
+
 }  // namespace
 }  // namespace collsim

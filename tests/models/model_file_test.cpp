@@ -155,7 +155,7 @@ TEST(ModelFile, BadFilesNameKeyAndLine) {
   expect_contains(error_of(head), "'<top>' has no key 'link'");
   expect_contains(error_of("version: 1\n" + link), "'<top>' has no key 'format'");
   expect_contains(error_of("format: collsim-model\nversion: 1\n" + link), "m.yaml:1: 'format' = 'collsim-model' must be 'collsim-link-model'");
-  expect_contains(error_of("format: collsim-link-model\nversion: 2\n" + link), "m.yaml:2: 'version' = 2 is not supported");
+  expect_contains(error_of("format: collsim-link-model\nversion: 3\n" + link), "m.yaml:2: 'version' = 3 is not supported");
   expect_contains(error_of(head + "link:\n  latency_s: -3us\n  bandwidth_Bps: 4.5e11\n"), "m.yaml:4: 'link.latency_s'");
   expect_contains(error_of(head + "link:\n  latency_s: 3us\n  bandwidth_Bps: 0\n"), "m.yaml:5: 'link.bandwidth_Bps'");
   expect_contains(error_of(head + "link:\n  latency_s: 3us\n  bandwidth_Bps: fast\n"), "'fast' is not a bandwidth");
@@ -185,6 +185,64 @@ TEST(ModelFile, BadFilesNameKeyAndLine) {
   expect_contains(error_of(head + link + "fit: {median_abs_rel_error: lots}\n"),
                   "'fit.median_abs_rel_error' = 'lots' is not a finite number");
   expect_contains(error_of(head + "link: {latency_s: 3us, bandwidth_Bps: [1}\n"), "m.yaml:3: YAML syntax error");
+}
+
+// Version 2: execution defaults, the origin of each term, and per-regime protocol and launch,
+// all round-tripped; execution_for_size takes the launch of the size's regime.
+TEST(ModelFile, Version2ExecutionTermsAndLaunchRoundTrip) {
+  ModelFile m = sample();
+  m.has_execution = true;
+  m.execution = ExecutionCosts{ExecutionStyle::P2pRounds, 17.5e-6};
+  m.terms = {{"launch_s", "fitted", ""}, {"latency_s", "prior", "NCCL tuning.cc, \"quoted\""}};
+  m.regimes[0].protocol = Protocol::LL;
+  m.regimes[0].launch_s = 16e-6;
+  m.regimes[0].launch_fitted = true;
+  m.regimes[0].latency_fitted = false;
+  m.regimes[1].protocol = Protocol::Simple;
+  m.regimes[1].launch_s = 16e-6;
+  m.regimes[1].launch_fitted = true;
+  const std::string text = model_file_to_yaml(m);
+  expect_contains(text, "version: 2");
+  const ModelFile back = parse_model_file(text, "m.yaml");
+  EXPECT_TRUE(back.has_execution);
+  EXPECT_EQ(back.execution.style, ExecutionStyle::P2pRounds);
+  EXPECT_EQ(back.execution.launch_s, 17.5e-6);
+  ASSERT_EQ(back.terms.size(), 2u);
+  EXPECT_EQ(back.terms[1].origin, "prior");
+  EXPECT_EQ(back.terms[1].source, "NCCL tuning.cc, \"quoted\"");
+  EXPECT_EQ(back.regimes[1].protocol, Protocol::Simple);
+  EXPECT_FALSE(back.regimes[0].latency_fitted);
+  EXPECT_EQ(back.execution_for_size(64).launch_s, 16e-6);
+  EXPECT_EQ(back.execution_for_size(64).style, ExecutionStyle::P2pRounds);
+  EXPECT_EQ(model_file_to_yaml(back), text);
+}
+
+// Old files (version 1: link and regimes only) still load, with no launch overhead; their
+// schema stays closed (no version-2 keys).
+TEST(ModelFile, Version1FilesStillLoad) {
+  const std::string v1 =
+      "format: collsim-link-model\nversion: 1\nlink: {latency_s: 3us, bandwidth_Bps: 450GiBps}\n"
+      "regimes:\n  - {min_size_bytes: 8, max_size_bytes: 64, latency_s: 5e-6, bandwidth_Bps: 1e10, gamma_s_per_byte: 0}\n";
+  const ModelFile m = parse_model_file(v1, "old.yaml");
+  EXPECT_FALSE(m.has_execution);
+  EXPECT_TRUE(m.terms.empty());
+  EXPECT_EQ(m.execution_for_size(8).launch_s, 0.0);
+  EXPECT_EQ(m.execution_for_size(8).style, ExecutionStyle::Fused);
+  expect_contains(error_of("format: collsim-link-model\nversion: 1\nexecution: {style: fused}\n"
+                           "link: {latency_s: 3us, bandwidth_Bps: 450GiBps}\n"),
+                  "unknown key 'execution'");
+}
+
+TEST(ModelFile, Version2BadExecutionAndTerms) {
+  const std::string head = "format: collsim-link-model\nversion: 2\nlink: {latency_s: 3us, bandwidth_Bps: 450GiBps}\n";
+  expect_contains(error_of(head + "execution: {style: async}\n"), "unknown execution style 'async'");
+  expect_contains(error_of(head + "execution: {launch_s: -3us}\n"), "execution.launch_s");
+  expect_contains(error_of(head + "terms:\n  launch_s: {origin: guessed}\n"), "must be fitted or prior");
+  expect_contains(error_of(head + "terms:\n  launch_s: {origin: prior}\n"), "a prior names its source");
+  expect_contains(error_of(head + "terms:\n  beta: {origin: fitted}\n"), "unknown key 'beta'");
+  expect_contains(error_of(head + "regimes:\n  - {protocol: LL256, min_size_bytes: 8, max_size_bytes: 64, latency_s: 1e-6, "
+                                  "bandwidth_Bps: 1e9}\n"),
+                  "is not a protocol");
 }
 
 TEST(ModelFile, MissingFile) {

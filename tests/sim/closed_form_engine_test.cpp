@@ -145,10 +145,49 @@ TEST(ClosedFormEngine, RejectsWhatTheFormulasDoNotDescribe) {
   aware.straggler = 3;
   EXPECT_NE(config_error(aware, config(star, 1, StartMode::Barrier, {0, 1e-3, 0, 0})).find("straggler rank 3"),
             std::string::npos);
-  // The formulas have no launch overheads: a run with one is refused, not answered wrongly.
+  // The formulas have no per-round launches: a p2p_rounds run with one is refused, not answered
+  // wrongly; nor is a fused launch with a late rank in barrier mode (the gates open unshifted).
   RunConfig launched = config(star, 1, StartMode::Barrier);
   launched.execution = ExecutionCosts{ExecutionStyle::P2pRounds, 5e-6};
-  EXPECT_NE(config_error(ring, launched).find("launch"), std::string::npos);
+  EXPECT_NE(config_error(ring, launched).find("p2p_rounds"), std::string::npos);
+  RunConfig fused_late = config(star, 1, StartMode::Barrier, {0, 1e-3, 0, 0});
+  fused_late.execution = ExecutionCosts{ExecutionStyle::Fused, 5e-6};
+  EXPECT_NE(config_error(ring, fused_late).find("barrier mode"), std::string::npos);
+}
+
+// A fused launch is one per rank at its arrival: the closed forms add it and agree with replay to
+// 1e-9 when every rank arrives together (both modes) and with a late rank starting eagerly.
+TEST(ClosedFormEngine, FusedLaunchAgreesWithReplay) {
+  const double size = 256e6;
+  for (const auto& info : all_algorithms()) {
+    if (!info.has_closed_form()) continue;
+    for (const Rank n : {4u, 8u}) {
+      if (!info.unsupported_reason(n, topology_context(make_nvswitch(n, kLink))).empty()) continue;
+      const Schedule s = generate_schedule(info.name, AlgorithmOptions{n, n - 1, 0});
+      if (info.relabel_at_run_time) {
+        // The agreement gate overlaps the launch: refused rather than answered wrongly.
+        RunConfig c = config(make_nvswitch(n, kLink), size, StartMode::Eager);
+        c.execution = ExecutionCosts{ExecutionStyle::Fused, 17e-6};
+        EXPECT_NE(config_error(s, c).find("agreement gate"), std::string::npos) << info.name;
+        continue;
+      }
+      for (const StartMode mode : {StartMode::Barrier, StartMode::Eager}) {
+        for (const double delay : {0.0, 2e-3}) {
+          if (delay > 0 && mode == StartMode::Barrier) continue;
+          std::vector<double> arrival(n, 0.0);
+          arrival[n - 1] = delay;
+          RunConfig c = config(make_nvswitch(n, kLink), size, mode, arrival);
+          c.execution = ExecutionCosts{ExecutionStyle::Fused, 17e-6};
+          const double closed = ClosedFormEngine().run(s, c).time_s;
+          const double replayed = ReplayEngine().run(s, c).time_s;
+          EXPECT_NEAR(closed / replayed, 1.0, 1e-9) << info.name << " n=" << n << " delay=" << delay;
+          RunConfig no_launch = c;
+          no_launch.execution = {};
+          EXPECT_NEAR(closed - ClosedFormEngine().run(s, no_launch).time_s, 17e-6, 1e-12) << info.name;
+        }
+      }
+    }
+  }
 }
 
 // The table's closed_form field is the engine's only source: a row with a formula runs for

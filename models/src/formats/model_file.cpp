@@ -17,7 +17,8 @@ namespace collsim {
 namespace {
 
 constexpr std::string_view kFormat = "collsim-link-model";
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;
+constexpr int kOldestVersion = 1;  // link + regimes, no execution or terms
 
 // Double-quoted YAML string; file names may hold anything.
 std::string yaml_quoted(std::string_view s) {
@@ -104,6 +105,11 @@ class Reader {
   std::size_t line(const YAML::Node& node) const {
     const int l = node.Mark().line;
     return l >= 0 ? static_cast<std::size_t>(l) + 1 : 1;
+  }
+
+  /// "source:line: 'path'", the subject of a value parser's message.
+  std::string what(const YAML::Node& at, std::string_view path) const {
+    return fmt::format("{}:{}: '{}'", source_, line(at), path);
   }
 
   [[noreturn]] void fail(const YAML::Node& at, const std::string& message) const {
@@ -201,11 +207,31 @@ class Reader {
   std::string_view source_;
 };
 
-FittedRegime read_regime(const Reader& r, const YAML::Node& node, const std::string& path) {
-  r.check_keys(node, path,
-               {"min_size_bytes", "max_size_bytes", "latency_s", "bandwidth_Bps", "gamma_s_per_byte", "rows",
-                "gamma_fitted"});
+Protocol read_protocol(const Reader& r, const YAML::Node& node, const std::string& path) {
+  const std::string text = r.scalar(node, path);
+  for (const Protocol p : {Protocol::LL, Protocol::LL128, Protocol::Simple}) {
+    if (text == protocol_name(p)) return p;
+  }
+  r.fail(node, fmt::format("'{}' = '{}' is not a protocol (known: LL, LL128, Simple)", path, text));
+}
+
+FittedRegime read_regime(const Reader& r, const YAML::Node& node, const std::string& path, int version) {
+  if (version >= 2) {
+    r.check_keys(node, path,
+                 {"protocol", "min_size_bytes", "max_size_bytes", "latency_s", "bandwidth_Bps", "gamma_s_per_byte",
+                  "launch_s", "rows", "gamma_fitted", "latency_fitted", "launch_fitted"});
+  } else {
+    r.check_keys(node, path,
+                 {"min_size_bytes", "max_size_bytes", "latency_s", "bandwidth_Bps", "gamma_s_per_byte", "rows",
+                  "gamma_fitted"});
+  }
   FittedRegime regime;
+  if (const YAML::Node v = node["protocol"]) regime.protocol = read_protocol(r, v, path + ".protocol");
+  if (const YAML::Node v = node["launch_s"]) {
+    regime.launch_s = parse_duration_s(r.scalar(v, path + ".launch_s"), r.what(v, path + ".launch_s"), BareNumber::BaseUnit);
+  }
+  if (const YAML::Node v = node["latency_fitted"]) regime.latency_fitted = r.boolean(v, path + ".latency_fitted");
+  if (const YAML::Node v = node["launch_fitted"]) regime.launch_fitted = r.boolean(v, path + ".launch_fitted");
   regime.link = r.link(node, path);
   regime.min_size_bytes = r.non_negative(r.require(node, "min_size_bytes", path), path + ".min_size_bytes");
   regime.max_size_bytes = r.non_negative(r.require(node, "max_size_bytes", path), path + ".max_size_bytes");
@@ -324,15 +350,60 @@ void read_links(const Reader& r, const YAML::Node& root, ModelFile& model) {
   }
 }
 
+void read_execution(const Reader& r, const YAML::Node& node, ModelFile& model) {
+  r.check_keys(node, "execution", {"style", "launch_s"});
+  model.has_execution = true;
+  if (const YAML::Node v = node["style"]) {
+    model.execution.style = parse_execution_style(r.scalar(v, "execution.style"), r.what(v, "execution.style"));
+  }
+  if (const YAML::Node v = node["launch_s"]) {
+    model.execution.launch_s = parse_duration_s(r.scalar(v, "execution.launch_s"), r.what(v, "execution.launch_s"),
+                                                BareNumber::BaseUnit);
+  }
+}
+
+void read_terms(const Reader& r, const YAML::Node& node, ModelFile& model) {
+  r.check_keys(node, "terms", {"launch_s", "latency_s", "bandwidth_Bps", "gamma_s_per_byte"});
+  for (const auto& entry : node) {
+    const std::string name = r.scalar(entry.first, "terms");
+    const std::string path = "terms." + name;
+    r.check_keys(entry.second, path, {"origin", "source"});
+    ModelTerm term;
+    term.name = name;
+    term.origin = r.scalar(r.require(entry.second, "origin", path), path + ".origin");
+    if (term.origin != "fitted" && term.origin != "prior") {
+      r.fail(entry.second["origin"], fmt::format("'{}.origin' = '{}' must be fitted or prior", path, term.origin));
+    }
+    if (const YAML::Node v = entry.second["source"]) term.source = r.scalar(v, path + ".source");
+    if (term.origin == "prior" && term.source.empty()) {
+      r.fail(entry.second, fmt::format("'{}': a prior names its source ('source')", path));
+    }
+    model.terms.push_back(std::move(term));
+  }
+}
+
+std::size_t regime_index(const std::vector<FittedRegime>& regimes, double size_bytes) {
+  for (std::size_t k = 0; k + 1 < regimes.size(); ++k) {
+    const double boundary = std::sqrt(std::max(regimes[k].max_size_bytes, 1.0) * std::max(regimes[k + 1].min_size_bytes, 1.0));
+    if (size_bytes < boundary) return k;
+  }
+  return regimes.size() - 1;
+}
+
 }  // namespace
 
 LinkModel ModelFile::link_for_size(double size_bytes) const {
   if (regimes.empty()) return link;
-  for (std::size_t k = 0; k + 1 < regimes.size(); ++k) {
-    const double boundary = std::sqrt(std::max(regimes[k].max_size_bytes, 1.0) * std::max(regimes[k + 1].min_size_bytes, 1.0));
-    if (size_bytes < boundary) return regimes[k].link;
+  return regimes[regime_index(regimes, size_bytes)].link;
+}
+
+ExecutionCosts ModelFile::execution_for_size(double size_bytes) const {
+  ExecutionCosts costs = execution;
+  if (!regimes.empty()) {
+    const FittedRegime& r = regimes[regime_index(regimes, size_bytes)];
+    if (r.launch_fitted || r.launch_s > 0) costs.launch_s = r.launch_s;
   }
-  return regimes.back().link;
+  return costs;
 }
 
 std::string model_file_to_yaml(const ModelFile& model) {
@@ -343,7 +414,23 @@ std::string model_file_to_yaml(const ModelFile& model) {
   out += "# collsim link model. Written by `collsim calibrate`; regenerate rather than edit.\n";
   out += "# Units are SI: seconds, bytes, bytes per second. `link` is the single alpha-beta(-gamma) fit;\n";
   out += "# `regimes` (if any) is the protocol-aware model: a collective's time is the minimum over them.\n";
+  if (!(std::isfinite(model.execution.launch_s) && model.execution.launch_s >= 0)) {
+    throw ConfigError(fmt::format("execution.launch_s = {} must be finite and >= 0", model.execution.launch_s));
+  }
   out += fmt::format("format: {}\nversion: {}\nname: {}\n", kFormat, kVersion, yaml_quoted(model.name));
+  if (model.has_execution) {
+    out += "# execution: defaults of runs with this model (--execution/--launch and spec keys override them).\n";
+    out += fmt::format("execution: {{style: {}, launch_s: {}}}\n", execution_style_name(model.execution.style),
+                       num(model.execution.launch_s));
+  }
+  if (!model.terms.empty()) {
+    out += "# terms: whether each term was fitted to the data or is a prior (with its source).\n";
+    out += "terms:\n";
+    for (const auto& t : model.terms) {
+      out += fmt::format("  {}: {{origin: {}{}}}\n", t.name, t.origin,
+                         t.source.empty() ? std::string() : fmt::format(", source: {}", yaml_quoted(t.source)));
+    }
+  }
   if (model.link_classes.empty()) {
     out += fmt::format("link: {{{}}}\n", link_fields(model.link));
   } else {
@@ -363,8 +450,14 @@ std::string model_file_to_yaml(const ModelFile& model) {
   if (!model.regimes.empty()) {
     out += "regimes:\n";
     for (const auto& r : model.regimes) {
-      out += fmt::format("  - {{min_size_bytes: {}, max_size_bytes: {}, {}, rows: {}, gamma_fitted: {}}}\n",
-                         num(r.min_size_bytes), num(r.max_size_bytes), link_fields(r.link), r.rows, r.gamma_fitted);
+      if (!(std::isfinite(r.launch_s) && r.launch_s >= 0)) {
+        throw ConfigError(fmt::format("regimes: launch_s = {} must be finite and >= 0", r.launch_s));
+      }
+      out += fmt::format(
+          "  - {{protocol: {}, min_size_bytes: {}, max_size_bytes: {}, {}, launch_s: {}, rows: {}, gamma_fitted: {}, "
+          "latency_fitted: {}, launch_fitted: {}}}\n",
+          protocol_name(r.protocol), num(r.min_size_bytes), num(r.max_size_bytes), link_fields(r.link), num(r.launch_s),
+          r.rows, r.gamma_fitted, r.latency_fitted, r.launch_fitted);
     }
   }
   const auto& p = model.provenance;
@@ -409,24 +502,34 @@ ModelFile parse_model_file(std::string_view yaml_text, std::string_view source) 
   }
   const Reader r(source);
   if (!root || root.IsNull()) throw ConfigError(fmt::format("{}:1: the model file is empty", source));
-  r.check_keys(root, "", {"format", "version", "name", "link", "link_classes", "gamma_s_per_byte", "unidentified_classes",
-                          "regimes", "provenance", "fit"});
+  const YAML::Node version = r.require(root, "version", "");
+  const auto version_number = r.unsigned_integer(version, "version");
+  if (version_number < kOldestVersion || version_number > kVersion) {
+    r.fail(version, fmt::format("'version' = {} is not supported (this collsim reads versions {}..{})", version.Scalar(),
+                                kOldestVersion, kVersion));
+  }
+  const int file_version = static_cast<int>(version_number);
+  if (file_version >= 2) {
+    r.check_keys(root, "", {"format", "version", "name", "execution", "terms", "link", "link_classes", "gamma_s_per_byte",
+                            "unidentified_classes", "regimes", "provenance", "fit"});
+  } else {
+    r.check_keys(root, "", {"format", "version", "name", "link", "link_classes", "gamma_s_per_byte",
+                            "unidentified_classes", "regimes", "provenance", "fit"});
+  }
   const YAML::Node format = r.require(root, "format", "");
   if (r.scalar(format, "format") != kFormat) {
     r.fail(format, fmt::format("'format' = '{}' must be '{}'", format.Scalar(), kFormat));
-  }
-  const YAML::Node version = r.require(root, "version", "");
-  if (r.unsigned_integer(version, "version") != kVersion) {
-    r.fail(version, fmt::format("'version' = {} is not supported (this collsim reads version {})", version.Scalar(), kVersion));
   }
   ModelFile model;
   model.source = std::string(source);
   if (const YAML::Node name = root["name"]) model.name = r.scalar(name, "name");
   read_links(r, root, model);
+  if (const YAML::Node e = root["execution"]) read_execution(r, e, model);
+  if (const YAML::Node t = root["terms"]) read_terms(r, t, model);
   if (const YAML::Node regimes = root["regimes"]) {
     if (!regimes.IsSequence() || regimes.size() == 0) r.fail(regimes, "'regimes' must be a non-empty list");
     for (std::size_t k = 0; k < regimes.size(); ++k) {
-      model.regimes.push_back(read_regime(r, regimes[k], fmt::format("regimes[{}]", k)));
+      model.regimes.push_back(read_regime(r, regimes[k], fmt::format("regimes[{}]", k), file_version));
       if (k > 0 && !(model.regimes[k - 1].max_size_bytes < model.regimes[k].min_size_bytes)) {
         r.fail(regimes[k], fmt::format("'regimes[{}].min_size_bytes' = {} must be above regimes[{}].max_size_bytes = {} "
                                        "(ascending, non-overlapping ranges)",

@@ -108,6 +108,12 @@ struct AlgorithmInfo {
   /// generate_schedule() then ignores AlgorithmOptions::straggler: who is late is not known when
   /// the schedule is built.
   bool relabel_at_run_time = false;
+  /// NCCL runs this algorithm natively (Ring, Tree): the rows the `nccl` choice picks among.
+  bool nccl_candidate = false;
+  /// The schedule is chosen per run, as NCCL's tuner does: the nccl_candidate row and protocol
+  /// with the least predicted time for the run's n, size, topology and link model (see
+  /// sim/nccl_choice.hpp). generate() alone, without size or model, gives ring.
+  bool chosen_per_run = false;
 
   /// "" if n is supported in `context`, else the reason it is not (n_constraint).
   std::string unsupported_reason(Rank n, const NConstraintContext& context = {}) const {

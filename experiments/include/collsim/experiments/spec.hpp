@@ -101,6 +101,10 @@ struct ExperimentSpec {
   std::uint32_t pipeline_chunks = 0;
   std::uint32_t late_ranks = 1;               ///< AlgorithmOptions::late_ranks
   std::optional<double> agreement_s;          ///< RunConfig::agreement_s (nullopt = default)
+  /// `execution: fused|p2p_rounds` and `launch: DURATION`; unset: the model file's execution
+  /// defaults when the link is a model file, else fused with no launch overhead (pure alpha-beta).
+  std::optional<ExecutionStyle> execution;
+  std::optional<double> launch_s;
   bool skip_unsupported = false;
   std::vector<std::string> plots;        ///< absolute paths of plot scripts
   /// The algorithm every speedup is relative to (`baseline:`, default ring). Flat ring does not
@@ -150,6 +154,10 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts = true);
 /// The link parameters for buffers of `size_bytes`: spec.link, or the model file's regime for
 /// that size when the file has size regimes.
 LinkModel link_at(const ExperimentSpec& spec, double size_bytes);
+
+/// The execution costs of a run of `size_bytes`: the spec's `execution`/`launch` where set, else
+/// the model file's defaults for that size (ModelFile::execution_for_size), else fused and 0.
+ExecutionCosts execution_at(const ExperimentSpec& spec, double size_bytes);
 
 /// Topology `index` of the spec for n ranks and buffers of `size_bytes`: resolve_topology with
 /// link_at, then, when the spec has a model file, apply_model (every link class set from the

@@ -31,10 +31,13 @@ struct CostCoefficients {
   double latency = 0;       ///< messages on the critical path (multiplies alpha, seconds)
   double bytes = 0;         ///< bytes serialised on the critical path (multiplies beta, s/B)
   double reduce_bytes = 0;  ///< bytes reduced on the critical path (multiplies gamma, s/B)
+  /// Launches (kernels or NCCL groups) on the critical path, multiplies launch_s: 1 for a fused
+  /// collective, one per round a rank takes part in for p2p_rounds (see ExecutionStyle).
+  double launches = 0;
 };
 
-/// latency*alpha + bytes/bandwidth + reduce_bytes*gamma, seconds.
-double linear_time_s(const CostCoefficients& coefficients, const LinkModel& link);
+/// latency*alpha + bytes/bandwidth + reduce_bytes*gamma + launches*launch_s, seconds.
+double linear_time_s(const CostCoefficients& coefficients, const LinkModel& link, double launch_s = 0.0);
 
 /// Critical-path counts per link class (see topology.hpp: LinkClass), for topologies whose links
 /// do not all share one (alpha, beta): t = sum_k latency[k] * alpha_k + bytes[k] * beta_k
@@ -43,6 +46,7 @@ struct ClassCostCoefficients {
   std::vector<double> latency;  ///< per class: alpha_k multiples on the critical path
   std::vector<double> bytes;    ///< per class: bytes serialised at the class's bandwidth
   double reduce_bytes = 0;      ///< bytes reduced on the critical path (multiplies gamma)
+  double launches = 0;          ///< launches on the critical path (not fitted per class)
 
   /// The counts summed over classes: the single-class view (exact when there is one class).
   CostCoefficients total() const;
@@ -58,7 +62,32 @@ struct FitRow {
 struct FitOptions {
   std::uint32_t regimes = 1;  ///< 1..3
   bool fit_gamma = true;      ///< fit gamma when the data identify it; otherwise gamma = 0
+  /// Fit a launch overhead (the `launches` coefficient) when some row has launches. When the rows
+  /// of a regime cannot separate it from the per-hop alpha (every row has the same hops per
+  /// launch, e.g. one collective at one n), alpha is fixed at the regime's protocol prior
+  /// (per_hop_prior()) and only the launch is fitted.
+  bool fit_launch = true;
 };
+
+/// NCCL's protocols, in the order of the sizes they win (LL small, LL128 middle, Simple large).
+enum class Protocol { LL, LL128, Simple };
+
+/// "LL", "LL128", "Simple".
+const char* protocol_name(Protocol protocol);
+
+/// The protocol regime k of a K-regime fit stands for: K = 3 gives LL, LL128, Simple; K = 2 LL and
+/// Simple; K = 1 LL (the protocol of the latency-bound sizes, where the per-hop alpha matters).
+Protocol protocol_of_regime(std::uint32_t k, std::uint32_t regimes);
+
+/// A documented prior for one term the data may not identify.
+struct TermPrior {
+  double value = 0;
+  const char* source = "";  ///< where the number comes from
+};
+
+/// NCCL's per-hop latency of a ring step over NVLink for `protocol` (src/graph/tuning.cc, hwLat
+/// NVLINK/Ring: LL 0.6 us, LL128 1.9 us, Simple 3.4 us), seconds.
+TermPrior per_hop_prior(Protocol protocol);
 
 /// The parameters of one regime and the size range it was fitted on.
 struct FittedRegime {
@@ -67,6 +96,11 @@ struct FittedRegime {
   double max_size_bytes = 0;  ///< largest size fitted by this regime
   std::size_t rows = 0;       ///< rows fitted by this regime
   bool gamma_fitted = false;  ///< false: gamma was fixed at 0 (not identifiable or disabled)
+  double launch_s = 0;        ///< launch overhead of one kernel / NCCL group, seconds
+  bool launch_fitted = false; ///< false: no row had launches (or disabled); launch_s = 0
+  /// False: the rows could not separate alpha from the launch and alpha is the protocol prior.
+  bool latency_fitted = true;
+  Protocol protocol = Protocol::LL;  ///< the NCCL protocol this regime stands for
 };
 
 /// Summary of relative errors (pred - meas) / meas.

@@ -45,11 +45,19 @@ struct CalibrationOptions {
   /// (alpha, beta) per class the data identify; its own link values are only the starting point
   /// of the critical-path search (and stay in place for classes the data do not identify).
   std::string topology = "nvswitch";
-  std::uint32_t regimes = 1;          ///< 1..3; > 1 adds the protocol-aware model (min over regimes)
+  /// 1..3; > 1 adds the protocol-aware model (min over regimes: LL, LL128, Simple). 0 = as many
+  /// as the fitted sizes support (3 for a full nccl-tests sweep; 1 on multi-class topologies).
+  std::uint32_t regimes = 0;
   bool fit_gamma = true;              ///< fit gamma when the data identify it
+  /// Fit the launch overhead (once per fused collective, once per round for p2p_rounds rows);
+  /// false keeps the old alpha-beta(-gamma) fit with alpha charged per hop only.
+  bool fit_launch = true;
   LogTime time = LogTime::Min;
   std::vector<Collective> fit_on;     ///< collectives fitted; empty = every input
   std::vector<Collective> predict;    ///< collectives cross-predicted; empty = every input not fitted
+  /// Input files (names without directories, as in the report) whose rows are predicted, never
+  /// fitted, whatever their collective: a leave-one-out check holds out one log.
+  std::vector<std::string> hold_out;
   std::optional<Collective> collective;  ///< override for every nccl-tests log
   std::optional<std::uint32_t> nranks;   ///< override for every nccl-tests log
   std::string command;                ///< recorded in the model's provenance (the CLI passes its argv)
@@ -81,6 +89,9 @@ struct CalibrationPoint {
   Collective collective = Collective::AllReduce;
   std::string algorithm;         ///< schedule that explains it
   std::int64_t straggler = -1;   ///< straggler rank the schedule is built around (-1: default)
+  /// How the measured run was launched: Fused for nccl-tests and native NCCL rows, P2pRounds for
+  /// collsim schedules run by collsim-cuda (one NCCL group per round).
+  ExecutionStyle execution = ExecutionStyle::Fused;
   std::uint32_t n = 0;
   double size_bytes = 0;         ///< nccl-tests size column / CSV size_bytes
   double measured_s = 0;         ///< nccl-tests: per LogTime; CSV: median over iterations
@@ -118,7 +129,8 @@ struct CalibrationReport {
   FitResult single;                    ///< the K = 1 fit (ModelFile::link); empty when class_fit is set
   /// The per-class fit, for a topology with several link classes (regimes are then not fitted).
   std::optional<ClassFitResult> class_fit;
-  std::optional<FitResult> regime_fit; ///< the K > 1 fit when options.regimes > 1
+  std::optional<FitResult> regime_fit; ///< the K > 1 fit when regimes > 1
+  std::uint32_t regimes = 1;           ///< regimes fitted (options.regimes, or the automatic choice)
   std::vector<CalibrationPoint> points;
   ErrorStats fit_stats;                ///< primary model over the fitted points
   std::vector<SourceErrors> sources;   ///< per (input, collective, n); fitted groups first

@@ -42,7 +42,10 @@ Schedule collective_schedule(Collective collective, Rank n, std::string_view alg
 /// transfers in one round they are charged the rank's total bytes of that round, which is exact
 /// for equal transfers that start together (fair sharing of the port) and otherwise an upper bound.
 /// Throws ConfigError for a negative or non-finite size.
-CostCoefficients schedule_cost_coefficients(const Schedule& schedule, double size_bytes, const LinkModel& at);
+/// `execution` says how the schedule is launched: the counts include the launches on the critical
+/// path (1 for Fused, one per round for P2pRounds) and its launch_s is the evaluation point.
+CostCoefficients schedule_cost_coefficients(const Schedule& schedule, double size_bytes, const LinkModel& at,
+                                            const ExecutionCosts& execution = {});
 
 /// Per-link-class counts of `schedule` on `topology`, whose current link parameters (and
 /// link.gamma_s_per_byte) are the evaluation point; one entry per topology.link_classes (one
@@ -58,6 +61,7 @@ CostCoefficients schedule_cost_coefficients(const Schedule& schedule, double siz
 /// exactly the overload above's. Throws ConfigError for a negative or non-finite size, a
 /// topology with fewer GPUs than the schedule's ranks, or a schedule with a route that does not
 /// exist (src == dst).
-ClassCostCoefficients schedule_cost_coefficients(const Schedule& schedule, double size_bytes, const Topology& topology);
+ClassCostCoefficients schedule_cost_coefficients(const Schedule& schedule, double size_bytes, const Topology& topology,
+                                                 const ExecutionCosts& execution = {});
 
 }  // namespace collsim

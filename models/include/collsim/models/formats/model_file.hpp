@@ -2,8 +2,12 @@
 // by `--model FILE` in simulate, run and advise.
 //
 //   format: collsim-link-model
-//   version: 1
+//   version: 2                      # version 1 files (no execution, terms, launch_s) still load
 //   name: h100_nvswitch
+//   execution: {style: fused, launch_s: 1.7e-05}   # optional: defaults of runs with this model
+//   terms:                          # optional: where each term came from (fitted or a named prior)
+//     launch_s: {origin: fitted}
+//     latency_s: {origin: prior, source: "NCCL src/graph/tuning.cc ..."}
 //   link: {latency_s: 6.2e-06, bandwidth_Bps: 3.6e+11, gamma_s_per_byte: 0}   # single-class model
 //   # or, for a model fitted on a topology with several link classes (see topology.hpp), instead of link:
 //   link_classes:                   # one entry per class the data identified
@@ -12,7 +16,8 @@
 //   gamma_s_per_byte: 0             # shared by every class (only with link_classes)
 //   unidentified_classes: ["network"]  # classes of the calibration topology the data did not identify
 //   regimes:                        # optional: protocol-aware model, time = min over regimes
-//     - {min_size_bytes: 8, max_size_bytes: 1048576, latency_s: ..., bandwidth_Bps: ..., gamma_s_per_byte: ...}
+//     - {protocol: LL, min_size_bytes: 8, max_size_bytes: 1048576, latency_s: ..., bandwidth_Bps: ...,
+//        gamma_s_per_byte: ..., launch_s: ...}   # protocol and launch_s optional (version 2)
 //   provenance: {tool, command, algorithm, topology (optional), method, time_column, fit_on: [...], sources: [{file, format, collective, n, rows, fnv1a64}]}
 //   fit: {median_abs_rel_error, max_abs_rel_error, rows: [{source, collective, algorithm, n, size_bytes,
 //         measured_s, predicted_s, rel_error, role, regime}]}
@@ -79,8 +84,20 @@ struct ModelLinkClass {
   std::size_t line = 0;      ///< 1-based line of the entry in the file it was read from (0: not read)
 };
 
+/// Where one term of the model came from: fitted to the data, or a documented prior.
+struct ModelTerm {
+  std::string name;     ///< launch_s, latency_s, bandwidth_Bps or gamma_s_per_byte
+  std::string origin;   ///< "fitted" or "prior"
+  std::string source;   ///< for a prior: where the value comes from (may be empty when fitted)
+};
+
 struct ModelFile {
   std::string name;
+  /// Execution defaults of runs with this model: style, and the launch overhead of one kernel
+  /// or NCCL group (regimes with their own launch_s override it per size). Absent: fused, 0.
+  ExecutionCosts execution;
+  bool has_execution = false;          ///< the file sets `execution`
+  std::vector<ModelTerm> terms;        ///< provenance of each term (empty in version 1 files)
   /// The single-regime fit; what engines use by default. For a multi-class model: the first
   /// class's alpha and bandwidth and the shared gamma (never written; link_classes is).
   LinkModel link;
@@ -98,6 +115,9 @@ struct ModelFile {
   /// The link for a collective of `size_bytes`: `link` without regimes, else the regime whose
   /// fitted range holds the size (gaps split at the geometric mean, the ends extended).
   LinkModel link_for_size(double size_bytes) const;
+  /// The execution costs for a collective of `size_bytes`: `execution`, with the launch of the
+  /// regime link_for_size() picks when the model has regimes with a launch.
+  ExecutionCosts execution_for_size(double size_bytes) const;
 };
 
 /// The YAML text of `model` (deterministic: no time stamps, so regenerating gives no diff).

@@ -1,0 +1,70 @@
+#include "collsim/sim/nccl_choice.hpp"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "collsim/algorithms/registry.hpp"
+#include "collsim/models/error.hpp"
+#include "collsim/sim/replay_engine.hpp"
+
+namespace collsim {
+namespace {
+
+struct ProtocolCosts {
+  std::string name;
+  Topology topology;
+  double launch_s = 0;
+};
+
+// One entry per protocol regime of the model (its link applied through the model at a size
+// inside the regime's range), or the run's own link when the model has no regimes.
+std::vector<ProtocolCosts> protocols_of(const Topology& topology, const ModelFile* model, double launch_s) {
+  std::vector<ProtocolCosts> out;
+  if (model == nullptr || model->regimes.empty()) {
+    out.push_back({"model", topology, launch_s});
+    return out;
+  }
+  for (const FittedRegime& r : model->regimes) {
+    ProtocolCosts p{protocol_name(r.protocol), topology, r.launch_fitted || r.launch_s > 0 ? r.launch_s : launch_s};
+    apply_model(*model, r.min_size_bytes, p.topology);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace
+
+NcclChoice choose_nccl(Rank n, double size_bytes, const Topology& topology, const ModelFile* model,
+                       const ExecutionCosts& execution) {
+  const std::vector<ProtocolCosts> protocols = protocols_of(topology, model, execution.launch_s);
+  const auto engine = make_replay_engine();
+  NcclChoice best;
+  bool found = false;
+  for (const AlgorithmInfo& info : all_algorithms()) {
+    // NVLS only where the switch reduces: the row's own constraint says so for this topology.
+    if (!info.nccl_candidate || !info.unsupported_reason(n, topology_context(topology)).empty()) continue;
+    AlgorithmOptions options;
+    options.n = n;
+    const Schedule schedule = generate_schedule(info.name, options);
+    for (const ProtocolCosts& p : protocols) {
+      RunConfig config;
+      config.size_bytes = size_bytes;
+      config.topology = p.topology;
+      config.execution = ExecutionCosts{ExecutionStyle::Fused, p.launch_s};
+      const double t = engine->run(schedule, config).time_s;
+      if (!found || t < best.predicted_s) {
+        found = true;
+        best.algorithm = std::string(info.name);
+        best.protocol = p.name;
+        best.predicted_s = t;
+        best.topology = p.topology;
+        best.execution = config.execution;
+      }
+    }
+  }
+  if (!found) throw ConfigError(fmt::format("nccl: no NCCL candidate algorithm supports n = {}", n));
+  return best;
+}
+
+}  // namespace collsim
