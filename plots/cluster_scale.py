@@ -19,6 +19,7 @@ import argparse
 import os
 import re
 import sys
+import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import collsim_plot as cp  # noqa: E402
@@ -132,7 +133,7 @@ def main():
     # Figure 2: the winner map.
     row_keys = [(n, ratio) for n in ns for ratio in ratios if any(m == n and r == ratio for m, r, _ in points)]
     col_keys = sorted({k for _, _, k in points})
-    fig, axes = cp.figure(1, 1, width=max(6.0, 1.7 * len(col_keys)), height=0.55 * len(row_keys) + 1.6)
+    fig, axes = cp.figure(1, 1, width=max(6.0, 1.7 * len(col_keys)), height=0.75 * len(row_keys) + 1.6)
     ax = axes[0][0]
     summary = []
     for i, (n, ratio) in enumerate(row_keys):
@@ -147,8 +148,8 @@ def main():
             colour, _ = cp.style(winner)
             ax.add_patch(cp.plt.Rectangle((j - 0.5, i - 0.5), 1, 1, color=colour, alpha=0.55))
             runner_up = cp.label(ranked[1][0]) if len(ranked) > 1 else "-"
-            ax.text(j, i, f"{cp.label(winner)}\n{cp.human_time(best)}, {margin:.2f}x", ha="center", va="center",
-                    fontsize=6.5)
+            ax.text(j, i, f"{textwrap.fill(cp.label(winner), 18)}\n{cp.human_time(best)}, {margin:.2f}x", ha="center",
+                    va="center", fontsize=6.5)
             summary.append(f"n = {n:g} {ratio:g}:1 {column_label(key)}: fastest {cp.label(winner)} "
                            f"{cp.human_time(best)}, {margin:.3f}x ahead of {runner_up}")
     ax.set_xlim(-0.5, len(col_keys) - 0.5)

@@ -27,9 +27,12 @@ STYLE = {
     "direct": ("#7f7f7f", "X"),
     "straggler_tree": ("#bcbd22", "*"),
     "hierarchical": ("#17becf", "h"),
-    "hierarchical_rhd": ("#ff7f0e", "p"),
+    "hierarchical_rhd": ("#b8860b", "p"),
     "ring_multichannel": ("#aec7e8", "H"),
     "nccl_tree": ("#c5b0d5", "d"),
+    "stragglar_cluster": ("#8b0000", "*"),
+    "nvls": ("#393b79", "8"),
+    "nccl": ("#000000", "x"),
 }
 
 NUMERIC = {"n", "size_bytes", "delay_s", "trial", "seed", "time_s", "time_after_last_arrival_s",
@@ -59,6 +62,9 @@ LABEL = {
     "hierarchical_rhd": "Hierarchical (RHD per rail)",
     "ring_multichannel": "NCCL multi-channel ring",
     "nccl_tree": "NCCL tree (chains + double binary tree)",
+    "stragglar_cluster": "StragglAR-cluster",
+    "nvls": "NVLS (switch reduction)",
+    "nccl": "NCCL's choice",
 }
 
 

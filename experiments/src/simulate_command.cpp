@@ -247,6 +247,9 @@ int simulate_command(const Args& args, std::ostream& out) {
   // expected_straggler.
   const auto straggler = static_cast<Rank>(std::max_element(config.arrival_s.begin(), config.arrival_s.end()) -
                                            config.arrival_s.begin());
+  // A schedule relabelled at run time was built for whoever arrived last, not for --straggler.
+  const Rank expected_straggler =
+      find_algorithm(parser.get("algo")).relabel_at_run_time ? straggler : options.straggler.value_or(options.n - 1);
   const RunMetrics metrics = compute_metrics(result, config.arrival_s, config.size_bytes, options.n);
   if (auto path = parser.get_optional("trace")) write_chrome_trace(*path, schedule, result, config.arrival_s, config.size_bytes);
 
@@ -262,7 +265,7 @@ int simulate_command(const Args& args, std::ostream& out) {
         json_string(engine->name()), start_mode_name(config.start), nccl ? json_string(nccl->algorithm) : "null",
         nccl ? json_string(nccl->protocol) : "null", execution_style_name(config.execution.style),
         json_number(config.execution.launch_s), seed, json_string(arrival_spec.describe()),
-        straggler, options.straggler.value_or(options.n - 1), json_number(delay_s), json_number(result.time_s), json_number(result.time_after_last_arrival_s),
+        straggler, expected_straggler, json_number(delay_s), json_number(result.time_s), json_number(result.time_after_last_arrival_s),
         hidden ? json_number(*hidden) : "null", json_number(metrics.algbw_GBps), json_number(metrics.busbw_GBps), json_array(config.arrival_s),
         json_array(result.finish_s), json_array(metrics.idle_s), result.transfers, json_number(wall_s),
         json_number(peak_rss_bytes()));

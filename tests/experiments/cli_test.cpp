@@ -126,6 +126,10 @@ TEST(Cli, SimulateStragglarOnlineOptions) {
   EXPECT_NEAR(time_after({"--agreement-cost", "0"}), 9 * chunk_s, 1e-12);
   EXPECT_NEAR(time_after({"--agreement-cost", "1ms", "--engine", "closed_form"}), 1e-3 + 9 * chunk_s, 1e-12);
   EXPECT_GT(time_after({"--late-ranks", "3"}), 0.0);
+  // The schedule was relabelled for rank 2, the one that arrived last (not n-1, for which it is built).
+  const auto relabelled = run({"simulate", "--algo", "stragglar_online", "-n", "8", "--stragglers", "2:5ms", "--json"});
+  ASSERT_EQ(relabelled.code, 0) << relabelled.err;
+  EXPECT_EQ(json_field(relabelled.out, "expected_straggler"), 2.0) << relabelled.out;
   const auto bad_k = run({"simulate", "--algo", "stragglar_online", "-n", "8", "--late-ranks", "8"});
   EXPECT_EQ(bad_k.code, 2);
   EXPECT_NE(bad_k.err.find("late_ranks = 8"), std::string::npos) << bad_k.err;
