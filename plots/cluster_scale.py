@@ -17,30 +17,13 @@ DIR defaults to the first RESULTS_DIR.
 """
 import argparse
 import os
-import re
 import sys
 import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import collsim_plot as cp  # noqa: E402
 
-TOPOLOGY_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "configs", "topologies")
 FIXED = "fixed_delay"  # the arrival label `collsim run` gives to points of the `delays` axis
-
-
-def oversubscription(topology):
-    """Leaf/spine ratio of a topology label: from configs/topologies/<label>.yaml, else from a
-    '<k>to1' suffix in the name, else 1 (non-blocking)."""
-    path = os.path.join(TOPOLOGY_DIR, topology + ".yaml")
-    if os.path.exists(path):
-        with open(path) as handle:
-            for line in handle:
-                text = line.split("#", 1)[0].strip()
-                if text.startswith("oversubscription:"):
-                    return float(text.split(":", 1)[1])
-        return 1.0
-    match = re.search(r"(\d+(?:\.\d+)?)to1", topology)
-    return float(match.group(1)) if match else 1.0
 
 
 def parse_args():
@@ -75,7 +58,7 @@ def main():
     # (n, ratio, arrival) -> {algorithm: (mean delay, mean time)}; a fixed delay is its own arrival.
     points = {}
     for (n, topology, arrival, algorithm), group in cp.group(rows, "n", "topology", "arrival", "algorithm").items():
-        ratio = oversubscription(topology)
+        ratio = cp.oversubscription(topology)
         if arrival == FIXED:
             for (delay,), same in cp.group(group, "delay_s").items():
                 points.setdefault((n, ratio, column_key(arrival, delay)), {})[algorithm] = (

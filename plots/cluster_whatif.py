@@ -13,29 +13,12 @@ DIR defaults to the first RESULTS_DIR.
 """
 import argparse
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import collsim_plot as cp  # noqa: E402
 
-TOPOLOGY_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "configs", "topologies")
 FABRIC_LINE = {1.0: "-", 2.0: "--"}
-
-
-def oversubscription(topology):
-    """Leaf/spine ratio of a topology label: from configs/topologies/<label>.yaml, else from a
-    '<k>to1' suffix in the name, else 1 (non-blocking)."""
-    path = os.path.join(TOPOLOGY_DIR, topology + ".yaml")
-    if os.path.exists(path):
-        with open(path) as handle:
-            for line in handle:
-                text = line.split("#", 1)[0].strip()
-                if text.startswith("oversubscription:"):
-                    return float(text.split(":", 1)[1])
-        return 1.0
-    match = re.search(r"(\d+(?:\.\d+)?)to1", topology)
-    return float(match.group(1)) if match else 1.0
 
 
 def parse_args():
@@ -57,7 +40,7 @@ def main():
         print(f"cluster_whatif: several sizes in the results; plotting {cp.human_size(sizes[-1])}")
     rows = [r for r in rows if r["size_bytes"] == sizes[-1]]
     for r in rows:
-        r["ratio"] = oversubscription(r["topology"])
+        r["ratio"] = cp.oversubscription(r["topology"])
 
     # (n, topology, algorithm) -> {delay: mean time}; engine and ratio per (n, topology)
     curves = {}

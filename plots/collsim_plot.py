@@ -269,6 +269,26 @@ def save(fig, out_dir, stem):
     print("wrote " + " and ".join(paths))
 
 
+_TOPOLOGY_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "configs", "topologies")
+
+
+def oversubscription(topology):
+    """Leaf/spine ratio of a topology label: from configs/topologies/<label>.yaml, else from a
+    '<k>to1' suffix in the name, else 1 (non-blocking). A line scan: PyYAML is not a dependency."""
+    import re
+
+    path = os.path.join(_TOPOLOGY_DIR, topology + ".yaml")
+    if os.path.exists(path):
+        with open(path) as handle:
+            for line in handle:
+                text = line.split("#", 1)[0].strip()
+                if text.startswith("oversubscription:"):
+                    return float(text.split(":", 1)[1])
+        return 1.0
+    match = re.search(r"(\d+(?:\.\d+)?)to1", topology)
+    return float(match.group(1)) if match else 1.0
+
+
 def human_size(size_bytes):
     for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if size_bytes >= factor:
