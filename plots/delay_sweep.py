@@ -64,7 +64,12 @@ def main():
     for start in (starts[:1] if same else starts):
         line, fill = START_STYLE.get(start, (":", "full"))
         sar = dict(curves.get((start, "stragglar"), []))
-        others = [a for a in algorithms if a != "stragglar"]
+        # The critical delay is StragglAR against the baselines: the other studied rows
+        # (stragglar_online is StragglAR plus an agreement) would only measure that agreement.
+        # Without the table (no COLLSIM_BIN) every other algorithm counts, as before.
+        table = cp.algorithm_table()
+        studied = {row["name"] for row in table if row.get("role") == "studied"} if table else {"stragglar"}
+        others = [a for a in algorithms if a not in studied]
         if not sar or not others:
             continue
         delays = sorted(sar)
