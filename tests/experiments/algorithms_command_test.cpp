@@ -34,6 +34,8 @@ TEST(AlgorithmsCommand, JsonListsEveryRowWithItsFacts) {
     EXPECT_EQ(row["closed_form"].as<bool>(), info.has_closed_form()) << info.name;
     EXPECT_EQ(row["closed_form_any_late_rank"].as<bool>(), info.closed_form_any_late_rank) << info.name;
     EXPECT_EQ(row["relabel_at_run_time"].as<bool>(), info.relabel_at_run_time) << info.name;
+    EXPECT_EQ(row["nccl_candidate"].as<bool>(), info.nccl_candidate) << info.name;
+    EXPECT_EQ(row["chosen_per_run"].as<bool>(), info.chosen_per_run) << info.name;
     EXPECT_EQ(row["supported_n"].as<std::string>(), info.supported_n);
     if (info.default_pipeline_chunks > 0) {
       EXPECT_EQ(row["default_pipeline_chunks"].as<std::uint32_t>(), info.default_pipeline_chunks) << info.name;
