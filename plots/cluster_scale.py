@@ -15,7 +15,6 @@ Reads results.csv from one or more result directories of configs/experiments/clu
 
 DIR defaults to the first RESULTS_DIR.
 """
-import argparse
 import os
 import sys
 import textwrap
@@ -24,14 +23,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import collsim_plot as cp  # noqa: E402
 
 FIXED = "fixed_delay"  # the arrival label `collsim run` gives to points of the `delays` axis
-
-
-def parse_args():
-    parser = argparse.ArgumentParser(prog="cluster_scale.py", description=__doc__.splitlines()[0])
-    parser.add_argument("results_dirs", nargs="+", help="directories written by `collsim run` (hold results.csv)")
-    parser.add_argument("--out", help="where to write the PNGs and SVGs (default: the first results directory)")
-    args = parser.parse_args()
-    return args.results_dirs, args.out or args.results_dirs[0]
 
 
 def column_key(arrival, delay):
@@ -45,15 +36,8 @@ def column_label(key):
 
 
 def main():
-    results_dirs, out_dir = parse_args()
-    rows = []
-    for results_dir in results_dirs:
-        rows += cp.read_results(results_dir, require=("algorithm", "n", "size_bytes", "topology", "arrival",
-                                                      "delay_s", "time_s"))
-    sizes = sorted({r["size_bytes"] for r in rows})
-    if len(sizes) > 1:
-        print(f"cluster_scale: several sizes in the results; plotting {cp.human_size(sizes[-1])}")
-    rows = [r for r in rows if r["size_bytes"] == sizes[-1]]
+    rows, size_bytes, out_dir = cp.multi_study_rows("cluster_scale", __doc__.splitlines()[0],
+                                    require=("algorithm", "n", "size_bytes", "topology", "arrival", "delay_s", "time_s"))
 
     # (n, ratio, arrival) -> {algorithm: (mean delay, mean time)}; a fixed delay is its own arrival.
     points = {}
@@ -108,7 +92,7 @@ def main():
                     handles.append(h)
                     labels.append(lab)
     fig.legend(handles, labels, fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    fig.suptitle(f"AllReduce on DGX H100 clusters, {cp.human_size(sizes[-1])} per GPU, one straggler "
+    fig.suptitle(f"AllReduce on DGX H100 clusters, {cp.human_size(size_bytes)} per GPU, one straggler "
                  f"(rank n-1): time against delay", fontsize=10)
     fig.tight_layout()
     cp.save(fig, out_dir, "cluster_scale")
@@ -141,7 +125,7 @@ def main():
     ax.set_xticklabels([column_label(k) for k in col_keys], fontsize=8)
     ax.set_yticks(range(len(row_keys)))
     ax.set_yticklabels([f"n = {n:g}, {ratio:g}:1" for n, ratio in row_keys], fontsize=8)
-    fig.suptitle(f"Fastest AllReduce by GPU count, fabric and straggler delay ({cp.human_size(sizes[-1])} per GPU); "
+    fig.suptitle(f"Fastest AllReduce by GPU count, fabric and straggler delay ({cp.human_size(size_bytes)} per GPU); "
                  "cell: winner, its time, and its lead over the runner-up", fontsize=9)
     fig.tight_layout()
     cp.save(fig, out_dir, "cluster_scale_winners")

@@ -11,7 +11,6 @@ side by side, and a last panel with the speedup over Ring (solid 1:1, dashed 2:1
 
 DIR defaults to the first RESULTS_DIR.
 """
-import argparse
 import os
 import sys
 
@@ -21,24 +20,9 @@ import collsim_plot as cp  # noqa: E402
 FABRIC_LINE = {1.0: "-", 2.0: "--"}
 
 
-def parse_args():
-    parser = argparse.ArgumentParser(prog="cluster_whatif.py", description=__doc__.splitlines()[0])
-    parser.add_argument("results_dirs", nargs="+", help="directories written by `collsim run` (hold results.csv)")
-    parser.add_argument("--out", help="where to write the PNG and SVG (default: the first results directory)")
-    args = parser.parse_args()
-    return args.results_dirs, args.out or args.results_dirs[0]
-
-
 def main():
-    results_dirs, out_dir = parse_args()
-    rows = []
-    for results_dir in results_dirs:
-        rows += cp.read_results(results_dir, require=("algorithm", "n", "size_bytes", "topology", "engine",
-                                                      "delay_s", "time_s"))
-    sizes = sorted({r["size_bytes"] for r in rows})
-    if len(sizes) > 1:
-        print(f"cluster_whatif: several sizes in the results; plotting {cp.human_size(sizes[-1])}")
-    rows = [r for r in rows if r["size_bytes"] == sizes[-1]]
+    rows, size_bytes, out_dir = cp.multi_study_rows("cluster_whatif", __doc__.splitlines()[0],
+                                    require=("algorithm", "n", "size_bytes", "topology", "engine", "delay_s", "time_s"))
     for r in rows:
         r["ratio"] = cp.oversubscription(r["topology"])
 
@@ -103,7 +87,7 @@ def main():
         ax_speedup.set_ylabel("speedup over Ring (Ring time / time)")
         ax_speedup.grid(True, alpha=0.3)
         ax_speedup.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.suptitle(f"Cluster what-if: {cp.human_size(sizes[-1])} per GPU, one straggler (rank n-1), "
+    fig.suptitle(f"Cluster what-if: {cp.human_size(size_bytes)} per GPU, one straggler (rank n-1), "
                  f"{', '.join(sorted({r['start'] for r in rows}))} start", fontsize=10)
     fig.tight_layout()
     cp.save(fig, out_dir, "cluster_whatif")

@@ -153,6 +153,25 @@ def study_args(stem, description):
     return args.results_dir, args.out or args.results_dir
 
 
+def multi_study_rows(stem, description, require):
+    """Command line RESULTS_DIR [RESULTS_DIR ...] [--out DIR] of a plot that merges several studies,
+    and their results.csv rows at the largest buffer size (said when there are several). Returns
+    (rows, size_bytes, out_dir); out_dir defaults to the first RESULTS_DIR."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=f"{stem}.py", description=description)
+    parser.add_argument("results_dirs", nargs="+", help="directories written by `collsim run` (hold results.csv)")
+    parser.add_argument("--out", help="where to write the PNGs and SVGs (default: the first results directory)")
+    args = parser.parse_args()
+    rows = []
+    for results_dir in args.results_dirs:
+        rows += read_results(results_dir, require=require)
+    sizes = sorted({r["size_bytes"] for r in rows})
+    if len(sizes) > 1:
+        print(f"{stem}: several sizes in the results; plotting {human_size(sizes[-1])}")
+    return [r for r in rows if r["size_bytes"] == sizes[-1]], sizes[-1], args.out or args.results_dirs[0]
+
+
 def read_results(results_dir, name="results.csv", require=()):
     """Rows of results_dir/name; exits with a message when a required column is missing."""
     path = os.path.join(results_dir, name)

@@ -86,7 +86,7 @@ SampleStats summarize(std::span<const double> values) {
   return s;
 }
 
-std::vector<std::vector<double>> speedups_vs_ring(const SweepGrid& grid, const StudyResult& result) {
+std::vector<std::vector<double>> speedups_vs_baseline(const SweepGrid& grid, const StudyResult& result) {
   std::vector<std::vector<double>> speedups(result.points.size());
   for (std::size_t i = 0; i < result.points.size(); ++i) {
     const PointResult& p = result.points[i];
@@ -114,7 +114,7 @@ std::string nccl_columns(const SweepGrid& grid, const Point& p) {
 
 std::string results_csv(const SweepGrid& grid, const StudyResult& result) {
   const ExperimentSpec& spec = grid.spec();
-  const auto speedups = speedups_vs_ring(grid, result);
+  const auto speedups = speedups_vs_baseline(grid, result);
   std::string out = fmt::format(
       "algorithm,n,size_bytes,topology,engine,start,delay_s,trial,seed,time_s,time_after_last_arrival_s,"
       "speedup_vs_{},arrival,straggler,straggler_moved,algbw_GBps,busbw_GBps,hidden_delay_fraction,transfers,"
@@ -144,7 +144,7 @@ std::string results_csv(const SweepGrid& grid, const StudyResult& result) {
 }
 
 std::string summary_csv(const SweepGrid& grid, const StudyResult& result) {
-  const auto speedups = speedups_vs_ring(grid, result);
+  const auto speedups = speedups_vs_baseline(grid, result);
   std::vector<double> mean_time(result.points.size(), kNaN);
   for (std::size_t i = 0; i < result.points.size(); ++i) {
     if (result.points[i].active) mean_time[i] = summarize(times_of(result.points[i])).mean;

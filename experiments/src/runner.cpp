@@ -145,13 +145,15 @@ class Executor {
     const auto straggler_of = [&](const std::vector<std::uint32_t>& expected) -> Rank {
       return info.schedule_depends_on_straggler() && !expected.empty() ? expected.front() : n - 1;
     };
+    // The cache key's parts that do not change from trial to trial, worked out once per unit:
+    // hierarchical schedules depend on the node size (flat ones share one entry), and rows whose
+    // depth follows the buffer (depth_for) on the size and network.
+    const std::uint32_t gpus = info.hierarchical ? gpus_per_node_of(config.topology) : 0;
+    AlgorithmOptions sizing;
+    if (find_algorithm(algorithm).depth_for != nullptr && spec_.pipeline_chunks == 0) {
+      set_sizing(sizing, config.topology, config.size_bytes);
+    }
     const auto schedule_for = [&](const std::vector<std::uint32_t>& expected) -> const Schedule& {
-      // Hierarchical schedules depend on the node size; flat ones share one entry.
-      const std::uint32_t gpus = info.hierarchical ? gpus_per_node_of(config.topology) : 0;
-      AlgorithmOptions sizing;
-      if (find_algorithm(algorithm).depth_for != nullptr && spec_.pipeline_chunks == 0) {
-        set_sizing(sizing, config.topology, config.size_bytes);
-      }
       return schedules_.get(algorithm, n, straggler_of(expected), gpus, sizing, out.generate_s);
     };
     const auto no_delay_key = [&](Rank straggler) {

@@ -43,7 +43,7 @@ SampleStats summarize(std::span<const double> values);
 
 /// Per point and trial: the baseline's time_s at the same point and trial divided by this time_s
 /// (NaN when undefined). Indexed like StudyResult::points[p].trials.
-std::vector<std::vector<double>> speedups_vs_ring(const SweepGrid& grid, const StudyResult& result);
+std::vector<std::vector<double>> speedups_vs_baseline(const SweepGrid& grid, const StudyResult& result);
 
 std::string results_csv(const SweepGrid& grid, const StudyResult& result);
 std::string summary_csv(const SweepGrid& grid, const StudyResult& result);

@@ -28,7 +28,7 @@ class SweepGrid {
   Point point(std::size_t index) const;
   /// The point that differs from `index` only in its algorithm, which is `algorithm`.
   std::size_t with_algorithm(std::size_t index, std::size_t algorithm) const;
-  /// Index of the ring baseline of the point (itself for ring).
+  /// Index of the baseline point of the point (the spec's `baseline:`, ring by default; itself for the baseline).
   std::size_t baseline(std::size_t index) const { return with_algorithm(index, baseline_algorithm_); }
   /// True when the point is skipped because its algorithm does not support its n
   /// (skip_unsupported: true).
