@@ -20,6 +20,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 namespace collsim {
 
 std::string nvls_unsupported(Rank n, const NConstraintContext& context) {
@@ -33,6 +36,18 @@ std::string nvls_unsupported(Rank n, const NConstraintContext& context) {
                        *context.gpus_per_node);
   }
   return "";
+}
+
+std::uint32_t nvls_depth(const AlgorithmOptions& options) {
+  // The pipeline costs (C + 1) (alpha/2 + s / (C B_eff)), least at C* = sqrt(2 s / (alpha B_eff)).
+  // Never below 16: NCCL cuts the buffer over its 16 NVLS channels, and at small sizes, where C*
+  // would be 1 or 2, the fused kernel still streams 128 KiB steps rather than a whole buffer at a
+  // time. Capped so a huge buffer on a tiny latency cannot make a schedule of millions of rounds.
+  constexpr double kMinDepth = 16;
+  constexpr double kMaxDepth = 1024;
+  const double effective_Bps = options.network_bandwidth_Bps * options.switch_efficiency;
+  const double best = std::sqrt(2 * options.size_bytes / (options.network_latency_s * effective_Bps));
+  return static_cast<std::uint32_t>(std::clamp(std::round(best), kMinDepth, kMaxDepth));
 }
 
 Schedule generate_nvls(const AlgorithmOptions& options) {

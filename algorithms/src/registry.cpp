@@ -16,9 +16,8 @@ namespace {
 // Pipeline depth of the three trees when the options give none. One value for all three, so
 // that tree results compare at equal pipelining.
 constexpr std::uint32_t kTreePipelineChunks = 8;
-// NVLS pipeline depth: (C + 1) rounds of alpha/2 + s/(C B); C = 16 keeps the fill and drain
-// round within 7% of the bandwidth term and costs 17 latencies, near the optimum sqrt(2 s / (alpha B))
-// ~ 38 at 1 GiB on a DGX H100 and far below it at small sizes, where the latency dominates.
+// NVLS pipeline depth when the buffer size is not known (nvls_depth() otherwise): one piece per
+// NVLS channel of NCCL on H100 (16).
 constexpr std::uint32_t kNvlsPipelineChunks = 16;
 
 // Adapts a generator file's constraint on n to SupportFn for an algorithm that has no node
@@ -58,6 +57,7 @@ void set_sizing(AlgorithmOptions& options, const Topology& topology, double size
   options.size_bytes = size_bytes;
   options.network_latency_s = topology.link.latency_s;
   options.network_bandwidth_Bps = topology.link.bandwidth_Bps;
+  options.switch_efficiency = topology.switch_reduction_efficiency;
 }
 
 std::uint32_t gpus_per_node_of(const Topology& topology) {
@@ -152,11 +152,13 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .supported_n = "every n >= 2 GPUs of one NVSwitch that reduces in the network (topology switch_reduction: true)",
        .needs_switch_reduction = true,
        .default_pipeline_chunks = kNvlsPipelineChunks,
+       .depth_for = &nvls_depth,
        .n_constraint = &nvls_unsupported,
        .generate = &generate_nvls,
        .closed_form = &nvls_closed_form,
        .closed_form_any_late_rank = true,
-       .nccl_candidate = true},
+       .nccl_candidate = true,
+       .nccl_simple_only = true},
       {.name = "direct",
        .summary = "AllReduce among the ready ranks, full-buffer exchange with the straggler, doubling broadcast",
        .reference = kStragglarPaper,

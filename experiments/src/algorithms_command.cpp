@@ -60,12 +60,12 @@ std::string algorithms_json() {
     out += fmt::format(
         "{}\n  {{\"name\":{},\"summary\":{},\"reference\":{},\"role\":\"{}\",\"straggler_aware\":{},"
         "\"hierarchical\":{},\"needs_switch_reduction\":{},\"closed_form\":{},\"closed_form_any_late_rank\":{},"
-        "\"relabel_at_run_time\":{},\"nccl_candidate\":{},\"chosen_per_run\":{},\"supported_n\":{},"
-        "\"default_pipeline_chunks\":{}}}",
+        "\"relabel_at_run_time\":{},\"nccl_candidate\":{},\"nccl_simple_only\":{},\"chosen_per_run\":{},"
+        "\"supported_n\":{},\"default_pipeline_chunks\":{}}}",
         out.size() > 1 ? "," : "", json_string(info.name), json_string(info.summary), json_string(info.reference),
         algorithm_role_name(info.role), info.straggler_aware, info.hierarchical, info.needs_switch_reduction,
         info.has_closed_form(), info.closed_form_any_late_rank, info.relabel_at_run_time, info.nccl_candidate,
-        info.chosen_per_run, json_string(info.supported_n),
+        info.nccl_simple_only, info.chosen_per_run, json_string(info.supported_n),
         info.default_pipeline_chunks > 0 ? fmt::format("{}", info.default_pipeline_chunks) : std::string("null"));
   }
   return out + "\n]\n";
@@ -82,6 +82,7 @@ int algorithms_command(const Args& args, std::ostream& out) {
               "print a JSON list of objects {name, summary, reference, role, straggler_aware, hierarchical, "
               "needs_switch_reduction (runs only where the NVSwitch reduces: topology switch_reduction), closed_form, "
               "closed_form_any_late_rank, relabel_at_run_time, nccl_candidate (a row `nccl` picks among), "
+              "nccl_simple_only (`nccl` prices it under Simple only), "
               "chosen_per_run (`nccl` itself), supported_n, default_pipeline_chunks (null: not "
               "pipelined)}");
   if (!parser.parse(args)) {

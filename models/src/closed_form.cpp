@@ -332,19 +332,23 @@ Timing stragglar(std::uint32_t n, double s, double d, std::uint32_t schedule_rou
 }
 
 // NVLS (algorithms/src/nvls.cpp): every round has each GPU send one chunk up to the switch and
-// receive one down, each over one NVLink direction only (alpha/2 + m beta). The switch enters
+// receive one down, each over one NVLink direction only (alpha/2 + m beta / efficiency, the
+// switch's reduce-and-multicast efficiency). The switch enters
 // round k+1 when every GPU's round-k contribution has arrived, so after round 0 (which ends d +
 // t for a late rank, t for the others) every transfer starts when the switch does: each round
 // adds exactly t, in both start modes (barrier holds the one phase until d; eager gets there
 // through the switch). No gamma: the switch adds at line rate and the GPUs only copy.
-Timing nvls(double s, double d, std::uint32_t chunks, const Cost& c) {
-  const double t = c.alpha / 2 + (s / chunks) * c.beta;
+Timing nvls(double s, double d, std::uint32_t chunks, double efficiency, const Cost& c) {
+  const double t = c.alpha / 2 + (s / chunks) * c.beta / efficiency;
   const double t0 = (chunks + 1) * t;
   return {t0, d + t0, chunks + 1};
 }
 
 void validate(const ClosedFormInput& in) {
   if (in.n < 2) throw ConfigError(fmt::format("closed form: n = {} (an AllReduce needs at least 2 ranks)", in.n));
+  if (!(in.switch_efficiency > 0 && in.switch_efficiency <= 1)) {
+    throw ConfigError(fmt::format("closed form: switch_efficiency = {} (must be in (0, 1])", in.switch_efficiency));
+  }
   if (!(in.size_bytes >= 0) || !std::isfinite(in.size_bytes)) {
     throw ConfigError(fmt::format("closed form: size_bytes = {} (must be finite and >= 0)", in.size_bytes));
   }
@@ -438,7 +442,7 @@ ClosedFormResult double_binary_tree_closed_form(const ClosedFormInput& in) {
 
 ClosedFormResult nvls_closed_form(const ClosedFormInput& in) {
   const std::uint32_t chunks = pipeline_chunks(in, "nvls");
-  return evaluate(in, [&](std::uint32_t /*n*/, double s, double d, const Cost& c) { return nvls(s, d, chunks, c); });
+  return evaluate(in, [&](std::uint32_t /*n*/, double s, double d, const Cost& c) { return nvls(s, d, chunks, in.switch_efficiency, c); });
 }
 
 ClosedFormResult stragglar_closed_form(const ClosedFormInput& in) {

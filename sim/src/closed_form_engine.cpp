@@ -94,6 +94,7 @@ RunResult ClosedFormEngine::run(const Schedule& given, const RunConfig& config) 
   input.pipeline_chunks = info.default_pipeline_chunks > 0 ? schedule.num_chunks : 0;
   input.schedule_rounds = static_cast<std::uint32_t>(schedule.num_rounds());
   input.agreement_s = plan.agreement_s();
+  input.switch_efficiency = topo.switch_reduction_efficiency;
   const ClosedFormResult formula = info.closed_form(input);
 
   RunResult result;

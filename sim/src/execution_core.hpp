@@ -109,19 +109,31 @@ struct CostRules {
     return execution.style == ExecutionStyle::P2pRounds || first_round;
   }
 
-  double bytes(const Transfer& t) const { return t.chunk_count * chunk_bytes; }
+  /// 1 / Topology::switch_reduction_efficiency: wire bytes per data byte to or from a switch rank.
+  double switch_wire_factor = 1.0;
+
+  /// Data bytes `t` moves.
+  double data_bytes(const Transfer& t) const { return t.chunk_count * chunk_bytes; }
+  /// Bytes the network carries for `t`: its data, or more to or from a switch rank, whose reduce
+  /// and multicast run below the port's line rate. Every engine times flows with this.
+  double bytes(const Transfer& t) const {
+    const double data = data_bytes(t);
+    return t.src >= gpu_ranks || t.dst >= gpu_ranks ? data * switch_wire_factor : data;
+  }
   /// Bytes a GPU receiver reduces for `t` (0 for a copy, and for a switch, which adds at line rate).
   double reduced_bytes(const Transfer& t) const {
-    return t.op == Op::Reduce && t.dst < gpu_ranks ? bytes(t) : 0.0;
+    return t.op == Op::Reduce && t.dst < gpu_ranks ? data_bytes(t) : 0.0;
   }
   /// Seconds a receiver spends applying `t` after its data arrived.
   double apply_s(const Transfer& t) const { return reduced_bytes(t) * gamma_s_per_byte; }
 };
 
-/// The rules for `schedule` with the given costs (gpu_ranks = schedule.n).
-inline CostRules cost_rules(const Schedule& schedule, double size_bytes, double gamma_s_per_byte,
+/// The rules for `schedule` on `topology` (its gamma and switch efficiency) with the given
+/// launch costs (gpu_ranks = schedule.n).
+inline CostRules cost_rules(const Schedule& schedule, double size_bytes, const Topology& topology,
                             ExecutionCosts execution) {
-  return CostRules{size_bytes / schedule.num_chunks, gamma_s_per_byte, execution, schedule.n};
+  return CostRules{size_bytes / schedule.num_chunks, topology.link.gamma_s_per_byte, execution, schedule.n,
+                   1.0 / topology.switch_reduction_efficiency};
 }
 
 /// Each rank's own rounds in CSR layout, and the global numbering of transfers (schedule order)

@@ -15,6 +15,7 @@ struct ProtocolCosts {
   std::string name;
   Topology topology;
   double launch_s = 0;
+  bool simple = true;  ///< the Simple regime, or the run's own link (no regimes)
 };
 
 // One entry per protocol regime of the model (its link applied through the model at a size
@@ -26,7 +27,8 @@ std::vector<ProtocolCosts> protocols_of(const Topology& topology, const ModelFil
     return out;
   }
   for (const FittedRegime& r : model->regimes) {
-    ProtocolCosts p{protocol_name(r.protocol), topology, r.launch_fitted || r.launch_s > 0 ? r.launch_s : launch_s};
+    ProtocolCosts p{protocol_name(r.protocol), topology, r.launch_fitted || r.launch_s > 0 ? r.launch_s : launch_s,
+                    r.protocol == Protocol::Simple};
     apply_model(*model, r.min_size_bytes, p.topology);
     out.push_back(std::move(p));
   }
@@ -44,10 +46,13 @@ NcclChoice choose_nccl(Rank n, double size_bytes, const Topology& topology, cons
   for (const AlgorithmInfo& info : all_algorithms()) {
     // NVLS only where the switch reduces: the row's own constraint says so for this topology.
     if (!info.nccl_candidate || !info.unsupported_reason(n, topology_context(topology)).empty()) continue;
-    AlgorithmOptions options;
-    options.n = n;
-    const Schedule schedule = generate_schedule(info.name, options);
     for (const ProtocolCosts& p : protocols) {
+      if (info.nccl_simple_only && !p.simple) continue;
+      // Sized as the chosen run will be (a row whose depth follows the buffer and link).
+      AlgorithmOptions options;
+      options.n = n;
+      set_sizing(options, p.topology, size_bytes);
+      const Schedule schedule = generate_schedule(info.name, options);
       RunConfig config;
       config.size_bytes = size_bytes;
       config.topology = p.topology;

@@ -77,7 +77,7 @@ class FastNet {
 
   double arrive(const Transfer& t, double start_s) {
     const Timing& timing = timing_[next_++];
-    const double bytes = t.chunk_count * job_.rules.chunk_bytes;
+    const double bytes = job_.rules.bytes(t);
     // The same operation order as a flow simulator: latency first, then the bytes.
     return bytes > 0 ? (start_s + timing.latency_s) + bytes / timing.bottleneck_Bps : start_s + timing.latency_s;
   }
@@ -237,7 +237,7 @@ RunResult ReplayEngine::run(const Schedule& schedule, const RunConfig& config) {
   const Topology& topo = config.topology;
   const LinkTable links(topo);
   Job job{plan.schedule(), topo, links, plan.arrival_s(), plan.gate_s(), {}, config.record_trace};
-  job.rules = detail::cost_rules(plan.schedule(), config.size_bytes, topo.link.gamma_s_per_byte, config.execution);
+  job.rules = detail::cost_rules(plan.schedule(), config.size_bytes, topo, config.execution);
   job.prune_links = options_.prune_links;
 
   RunResult result;

@@ -197,7 +197,7 @@ ClassCostCoefficients schedule_cost_coefficients(const Schedule& schedule, doubl
   if (!(execution.launch_s >= 0) || !std::isfinite(execution.launch_s)) {
     throw ConfigError(fmt::format("launch_s = {} must be finite and non-negative", execution.launch_s));
   }
-  const detail::CostRules rules = detail::cost_rules(schedule, size_bytes, topology.link.gamma_s_per_byte, execution);
+  const detail::CostRules rules = detail::cost_rules(schedule, size_bytes, topology, execution);
   CountingNet net(schedule, topology, rules);
   std::vector<Timed> ready(schedule.n);
   const std::vector<double> no_gates(schedule.phases.size(), 0.0);

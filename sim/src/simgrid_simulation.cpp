@@ -408,8 +408,7 @@ bool SimGridNetwork::wait_once(std::uint32_t k) {
 RunResult simulate_with_simgrid(const Schedule& schedule, const RunConfig& config, std::span<const double> arrival_s,
                                 std::span<const double> gate_s) {
   const RankRounds index(schedule);
-  const CostRules rules = cost_rules(schedule, config.size_bytes, config.topology.link.gamma_s_per_byte,
-                                    config.execution);
+  const CostRules rules = cost_rules(schedule, config.size_bytes, config.topology, config.execution);
   Walker walker(index, arrival_s, gate_s, rules, config.record_trace);
   RunResult result;
   if (index.num_transfers() > 0) {

@@ -68,6 +68,26 @@ TEST(NcclChoice, ProtocolsComeFromTheModelRegimes) {
   EXPECT_GT(large.topology.link.bandwidth_Bps, small.topology.link.bandwidth_Bps);
 }
 
+// NCCL runs NVLS with the Simple protocol only: under a model with LL and LL128 regimes the
+// choice prices nvls under Simple alone, so it never answers "nvls, LL" (small sizes go to ring or
+// tree with LL, large ones to nvls with Simple).
+TEST(NcclChoice, NvlsOnlyWithTheSimpleProtocol) {
+  const ModelFile model =
+      read_model_file(std::filesystem::path(COLLSIM_SOURCE_DIR) / "configs" / "models" / "h100_nvswitch.yaml");
+  ASSERT_TRUE(find_algorithm("nvls").nccl_simple_only);
+  const Topology h100 = resolve_topology("dgx_h100", 8, model.link);
+  bool picked_nvls = false;
+  for (double size = 64; size <= (1ull << 32); size *= 4) {
+    const NcclChoice c = choose_nccl(8, size, h100, &model, {});
+    if (c.algorithm == "nvls") {
+      picked_nvls = true;
+      EXPECT_EQ(c.protocol, "Simple") << size;
+    }
+  }
+  EXPECT_TRUE(picked_nvls);
+  EXPECT_NE(choose_nccl(8, 64, h100, &model, {}).algorithm, "nvls");
+}
+
 TEST(NcclChoice, TheTableFlagsTheCandidatesAndTheChosenRow) {
   int candidates = 0, chosen = 0;
   for (const auto& info : all_algorithms()) {

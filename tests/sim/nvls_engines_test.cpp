@@ -123,6 +123,8 @@ TEST(NvlsEngines, AllEnginesAndTheClosedFormAgree) {
 TEST(NvlsEngines, ClosedFormOnTheShippedDgxH100) {
   const Topology h100 = load_topology("dgx_h100");
   ASSERT_TRUE(h100.switch_reduction) << "dgx_h100.yaml declares switch_reduction: true";
+  // NCCL's NVLS bandwidth model on Hopper: nvlsEfficiency 0.85 x (16 - 1) / 16 channels.
+  EXPECT_DOUBLE_EQ(h100.switch_reduction_efficiency, 0.85 * 15 / 16);
   const Schedule s = generate_schedule("nvls", AlgorithmOptions{8, {}, 0});
   for (double d : {0.0, 1e-3}) {
     std::vector<double> arrival(8, 0.0);
@@ -133,6 +135,7 @@ TEST(NvlsEngines, ClosedFormOnTheShippedDgxH100) {
     in.size_bytes = 1 << 30;
     in.link = h100.link;
     in.delay_s = d;
+    in.switch_efficiency = h100.switch_reduction_efficiency;
     const ClosedFormResult f = closed_form_time("nvls", in);
     expect_rel(f.time_s, r.time_s, "d=" + std::to_string(d));
     EXPECT_EQ(f.rounds, s.num_rounds());
@@ -195,7 +198,9 @@ TEST(NvlsEngines, RunsInsideOneNodeOfAnH100Cluster) {
   arrival[7] = 1e-4;
   const RunConfig c = config(cluster, 1 << 28, StartMode::Eager, arrival);
   const RunResult r = ReplayEngine().run(s, c);
-  const double t = cluster.cluster.nvlink_latency_s / 2 + (1 << 28) / 4.0 / cluster.cluster.nvlink_bandwidth_Bps;
+  // Every switch transfer moves at the switch's efficiency times the NVLink bandwidth.
+  const double t = cluster.cluster.nvlink_latency_s / 2 +
+                   (1 << 28) / 4.0 / (cluster.cluster.nvlink_bandwidth_Bps * cluster.switch_reduction_efficiency);
   expect_rel(r.time_s, 1e-4 + 5 * t, "one DGX H100 node");
   expect_rel(ReplayEngine(ReplayOptions{false, true}).run(s, c).time_s, r.time_s, "event path");
 #ifdef COLLSIM_HAVE_SIMGRID
@@ -279,7 +284,71 @@ TEST(NvlsTopology, SwitchReductionKey) {
   const std::string word = error_of("kind: nvswitch\nn: 4\nswitch_reduction: yes please\n");
   EXPECT_NE(word.find("'switch_reduction' = 'yes please' must be true or false"), std::string::npos) << word;
   EXPECT_EQ(error_of("kind: full_mesh\nn: 4\nswitch_reduction: false\n"), "");
+  // The efficiency: only with a reducing switch, in (0, 1], default 1.
+  EXPECT_EQ(load_topology("nvswitch", 8).switch_reduction_efficiency, 1.0);
+  EXPECT_EQ(error_of("kind: nvswitch\nn: 4\nswitch_reduction: true\nswitch_reduction_efficiency: 0.5\n"), "");
+  const std::string alone = error_of("kind: nvswitch\nn: 4\nswitch_reduction_efficiency: 0.5\n");
+  EXPECT_NE(alone.find("'switch_reduction_efficiency' needs 'switch_reduction: true'"), std::string::npos) << alone;
+  EXPECT_NE(alone.find(":3"), std::string::npos) << "the line: " << alone;
+  for (const char* bad : {"0", "1.5", "-0.2"}) {
+    const std::string e =
+        error_of(std::string("kind: nvswitch\nn: 4\nswitch_reduction: true\nswitch_reduction_efficiency: ") + bad + "\n");
+    EXPECT_NE(e.find("must be in (0, 1]"), std::string::npos) << bad << ": " << e;
+  }
+  const std::string word2 = error_of("kind: nvswitch\nn: 4\nswitch_reduction: true\nswitch_reduction_efficiency: high\n");
+  EXPECT_NE(word2.find("is not a number"), std::string::npos) << word2;
   std::filesystem::remove_all(dir);
+}
+
+
+// The switch efficiency slows only transfers to and from a switch rank, by exactly 1/efficiency
+// on their bytes, in every engine (closed form included); GPU-to-GPU transfers keep the line rate.
+TEST(NvlsEngines, SwitchEfficiencyStretchesOnlySwitchTransfers) {
+  Topology h100 = load_topology("dgx_h100");
+  const double size = 1 << 26;
+  const Schedule nvls = generate_schedule("nvls", AlgorithmOptions{8, {}, 4});
+  const Schedule ring = generate_schedule("ring", AlgorithmOptions{8, {}, 0});
+  std::vector<Engine*> engines;
+  ReplayEngine replay;
+  ReplayEngine event(ReplayOptions{false, true});
+  ClosedFormEngine closed;
+  engines = {&replay, &event, &closed};
+#ifdef COLLSIM_HAVE_SIMGRID
+  const auto simgrid = make_simgrid_engine();
+  engines.push_back(simgrid.get());
+#endif
+  for (Engine* e : engines) {
+    h100.switch_reduction_efficiency = 1.0;
+    const double full_nvls = e->run(nvls, config(h100, size)).time_s;
+    const double full_ring = e->run(ring, config(h100, size)).time_s;
+    h100.switch_reduction_efficiency = 0.5;
+    const double half_nvls = e->run(nvls, config(h100, size)).time_s;
+    const double t_full = h100.link.latency_s / 2 + size / 4 / h100.link.bandwidth_Bps;
+    const double t_half = h100.link.latency_s / 2 + size / 4 / (0.5 * h100.link.bandwidth_Bps);
+    expect_rel(full_nvls, 5 * t_full, "efficiency 1");
+    expect_rel(half_nvls, 5 * t_half, "efficiency 0.5");
+    expect_rel(e->run(ring, config(h100, size)).time_s, full_ring, "ring ignores the switch efficiency");
+  }
+}
+
+// The nvls pipeline depth follows the buffer once its size is known: the optimum
+// sqrt(2 s / (alpha B_eff)) of (C + 1)(alpha/2 + s/(C B_eff)), never below 16 (NCCL's NVLS
+// channels); 16 without a size.
+TEST(NvlsEngines, PipelineDepthFollowsTheBuffer) {
+  const Topology h100 = load_topology("dgx_h100");
+  const auto depth = [&](double size) {
+    AlgorithmOptions o;
+    o.n = 8;
+    if (size > 0) set_sizing(o, h100, size);
+    return generate_schedule("nvls", o).num_chunks;
+  };
+  EXPECT_EQ(depth(0), 16u);
+  EXPECT_EQ(depth(1 << 20), 16u);
+  const double s = 1 << 30;
+  const double best = std::sqrt(2 * s / (h100.link.latency_s * h100.link.bandwidth_Bps * h100.switch_reduction_efficiency));
+  EXPECT_EQ(depth(s), static_cast<std::uint32_t>(std::round(best)));
+  EXPECT_GT(depth(s), 16u);
+  EXPECT_LE(depth(1e15), 1024u);
 }
 
 }  // namespace

@@ -130,7 +130,7 @@ ClusterSpec parse_cluster(const TopologyFile& f, const YAML::Node& node) {
 Topology topology_from_yaml(const YAML::Node& root, const TopologyFile& f, const std::string& default_name,
                             std::optional<std::uint32_t> n_override) {
   f.only_keys(root, "", {"kind", "name", "description", "n", "latency", "bandwidth", "gamma", "switch_reduction",
-                          "cluster"});
+                          "switch_reduction_efficiency", "cluster"});
   const YAML::Node kind_node = root["kind"];
   if (!kind_node) throw ConfigError(fmt::format("{}: missing key 'kind' (nvswitch, full_mesh, dgx1, cluster)", f.file()));
   const TopologyKind kind = parse_kind(f, kind_node);
@@ -181,6 +181,21 @@ Topology topology_from_yaml(const YAML::Node& root, const TopologyFile& f, const
     }
   }
 
+  // The switch's reduce-and-multicast throughput relative to an NVLink port; 1 (none lost) when
+  // absent, so files written before it keep their results.
+  double switch_efficiency = 1.0;
+  if (auto v = root["switch_reduction_efficiency"]) {
+    if (!switch_reduction) {
+      throw ConfigError(fmt::format("{}: 'switch_reduction_efficiency' needs 'switch_reduction: true'",
+                                    where(f.file(), v)));
+    }
+    switch_efficiency = f.ratio(v, "switch_reduction_efficiency");
+    if (!(switch_efficiency > 0.0 && switch_efficiency <= 1.0)) {
+      throw ConfigError(fmt::format("{}: 'switch_reduction_efficiency' = {} must be in (0, 1]", where(f.file(), v),
+                                    switch_efficiency));
+    }
+  }
+
   const std::string context = fmt::format("{}: topology '{}'", f.file(), name);
   Topology topology;
   try {
@@ -201,6 +216,7 @@ Topology topology_from_yaml(const YAML::Node& root, const TopologyFile& f, const
     throw ConfigError(fmt::format("{}: {}", f.file(), e.what()));
   }
   topology.switch_reduction = switch_reduction;
+  topology.switch_reduction_efficiency = switch_efficiency;
   return topology;
 }
 

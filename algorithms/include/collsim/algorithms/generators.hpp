@@ -66,6 +66,8 @@ std::uint32_t stragglar_cluster_depth(const AlgorithmOptions& options);
 
 /// In-switch reduction and multicast over one switch rank, pipelined over options.pipeline_chunks.
 Schedule generate_nvls(const AlgorithmOptions& options);
+/// nvls pipeline depth for options.size_bytes on the sized link and switch efficiency.
+std::uint32_t nvls_depth(const AlgorithmOptions& options);
 /// Empty unless the context says the switch cannot reduce or the GPUs span several nodes.
 std::string nvls_unsupported(Rank n, const NConstraintContext& context);
 

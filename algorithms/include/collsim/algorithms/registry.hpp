@@ -31,6 +31,9 @@ struct AlgorithmOptions {
   double size_bytes = 0;
   double network_latency_s = 0;
   double network_bandwidth_Bps = 0;
+  /// Topology::switch_reduction_efficiency (set_sizing() fills it): nvls sizes its pipeline on
+  /// the bandwidth its switch achieves.
+  double switch_efficiency = 1.0;
   /// Algorithms relabelled at run time (stragglar_online): how many ranks are expected late,
   /// 1..n-1. The first n-late_ranks arrivals start without them. Others ignore it.
   std::uint32_t late_ranks = 1;
@@ -110,6 +113,10 @@ struct AlgorithmInfo {
   bool relabel_at_run_time = false;
   /// NCCL runs this algorithm natively (Ring, Tree): the rows the `nccl` choice picks among.
   bool nccl_candidate = false;
+  /// NCCL runs this candidate with its Simple protocol only (NVLS: the multimem reductions have
+  /// no LL or LL128 variant, NCCL's tuner disables them), so `nccl` prices it under no other
+  /// protocol regime.
+  bool nccl_simple_only = false;
   /// The schedule is chosen per run, as NCCL's tuner does: the nccl_candidate row and protocol
   /// with the least predicted time for the run's n, size, topology and link model (see
   /// sim/nccl_choice.hpp). generate() alone, without size or model, gives ring.

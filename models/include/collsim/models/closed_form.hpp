@@ -39,6 +39,9 @@ struct ClosedFormInput {
   /// agree on who is late, charged before the first phase and again when the late rank arrives.
   /// Ignored by the others. >= 0.
   double agreement_s = 0;
+  /// Topology::switch_reduction_efficiency: nvls moves its bytes at this fraction of the link
+  /// bandwidth. Ignored by the others. In (0, 1].
+  double switch_efficiency = 1.0;
 };
 
 struct ClosedFormResult {

@@ -100,6 +100,12 @@ struct Topology {
   /// The NVSwitches reduce in the network (NVLS, H100 and later); YAML key `switch_reduction`.
   /// Only kinds nvswitch and cluster have switches. False unless a file or a caller says so.
   bool switch_reduction = false;
+  /// Fraction of an NVLink port's bandwidth that a switch reduction or multicast achieves
+  /// (YAML key `switch_reduction_efficiency`, in (0, 1], default 1). Hardware fact, not fitted:
+  /// NCCL's tuning model rates NVLS at nvlsEfficiency (0.85 on Hopper, 0.74 on Blackwell) times
+  /// (channels - 1) / channels of the link bandwidth. Engines charge a transfer to or from a switch
+  /// rank bytes / efficiency on the wire (CostRules::bytes).
+  double switch_reduction_efficiency = 1.0;
   std::vector<LinkSpec> links;      ///< every directed link
   /// The link classes, indexed by LinkSpec::link_class; factories always fill it (one class for
   /// nvswitch, full_mesh and dgx1, two for cluster). Empty only for a hand-built topology, which
