@@ -208,7 +208,9 @@ class RegimeSearch {
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     std::vector<std::size_t> subset;
     for (std::size_t i = 0; i < rows_.size(); ++i) {
-      if (rows_[i].size_bytes >= distinct_[first] && rows_[i].size_bytes <= distinct_[last]) subset.push_back(i);
+      // A row whose protocol is known belongs to that protocol's regime, whatever its size.
+      const bool in_range = rows_[i].size_bytes >= distinct_[first] && rows_[i].size_bytes <= distinct_[last];
+      if (by_protocol_ && rows_[i].protocol ? *rows_[i].protocol == protocol : in_range) subset.push_back(i);
     }
     SegmentFit fit;
     const bool with_gamma = options_.fit_gamma && gamma_identifiable(rows_, subset);
@@ -236,6 +238,8 @@ class RegimeSearch {
   // Best partition of the distinct sizes into `k` contiguous ranges, each with at least
   // `min_sizes` distinct sizes, by the relative error of the min-over-regimes prediction.
   std::optional<std::vector<FittedRegime>> best(std::uint32_t k, std::size_t min_sizes) {
+    by_protocol_ = k > 1;  // one regime stands for every protocol
+    cache_.clear();
     std::vector<std::size_t> starts{0};
     std::optional<std::vector<FittedRegime>> best_regimes;
     double best_cost = std::numeric_limits<double>::infinity();
@@ -259,7 +263,7 @@ class RegimeSearch {
       }
       double cost = 0;
       for (const auto& row : rows_) {
-        const double e = predict_time_s(row.coefficients, regimes) / row.measured_s - 1.0;
+        const double e = predict_time_s(row.coefficients, regimes, row.protocol) / row.measured_s - 1.0;
         cost += e * e;
       }
       if (cost < best_cost) {
@@ -280,6 +284,7 @@ class RegimeSearch {
   FitOptions options_;
   std::vector<double> distinct_;
   std::map<std::tuple<std::size_t, std::size_t, Protocol, double>, SegmentFit> cache_;
+  bool by_protocol_ = false;
 };
 
 }  // namespace
@@ -315,13 +320,20 @@ TermPrior per_hop_prior(Protocol protocol) {
   return {0.6e-6, ""};
 }
 
-double predict_time_s(const CostCoefficients& coefficients, std::span<const FittedRegime> regimes) {
-  const FittedRegime& r = regimes[best_regime(coefficients, regimes)];
+double predict_time_s(const CostCoefficients& coefficients, std::span<const FittedRegime> regimes,
+                      std::optional<Protocol> protocol) {
+  const FittedRegime& r = regimes[best_regime(coefficients, regimes, protocol)];
   return linear_time_s(coefficients, r.link, r.launch_s);
 }
 
-std::uint32_t best_regime(const CostCoefficients& coefficients, std::span<const FittedRegime> regimes) {
+std::uint32_t best_regime(const CostCoefficients& coefficients, std::span<const FittedRegime> regimes,
+                          std::optional<Protocol> protocol) {
   COLLSIM_ASSERT(!regimes.empty(), "a regime model needs at least one regime");
+  if (protocol && regimes.size() > 1) {
+    for (std::uint32_t k = 0; k < regimes.size(); ++k) {
+      if (regimes[k].protocol == *protocol) return k;
+    }
+  }
   std::uint32_t best = 0;
   double best_time = linear_time_s(coefficients, regimes[0].link, regimes[0].launch_s);
   for (std::uint32_t k = 1; k < regimes.size(); ++k) {
@@ -375,7 +387,7 @@ FitResult fit_link_model(std::span<const FitRow> rows, const FitOptions& options
   FitResult result;
   result.regimes = std::move(*regimes);
   for (const auto& row : rows) {
-    const std::uint32_t k = best_regime(row.coefficients, result.regimes);
+    const std::uint32_t k = best_regime(row.coefficients, result.regimes, row.protocol);
     const double predicted = linear_time_s(row.coefficients, result.regimes[k].link, result.regimes[k].launch_s);
     result.regime_of_row.push_back(k);
     result.predicted_s.push_back(predicted);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -15,6 +16,7 @@
 #include "collsim/models/formats/atomic_file.hpp"
 #include "collsim/models/formats/measurement_csv.hpp"
 #include "collsim/models/formats/nccl_log.hpp"
+#include "collsim/models/quote.hpp"
 #include "collsim/models/units.hpp"
 #include "collsim/sim/schedule_cost.hpp"
 
@@ -53,6 +55,40 @@ double pick_time(const NcclLogRow& row, LogTime time) {
   return row.time_oop_s;
 }
 
+// The table row NCCL_ALGO names (AlgorithmInfo::nccl_name, any case).
+const AlgorithmInfo& row_named_by_nccl(const NcclLog& log) {
+  const auto same = [](std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
+  };
+  std::vector<std::string_view> known;
+  for (const AlgorithmInfo& info : all_algorithms()) {
+    if (info.nccl_name.empty()) continue;
+    if (same(info.nccl_name, log.nccl_algo)) return info;
+    known.push_back(info.nccl_name);
+  }
+  throw ConfigError(fmt::format("{}:{}: NCCL_ALGO = '{}' is not an algorithm collsim models ({}); explain the log "
+                                "with --algo and remove the setting from its header",
+                                log.source, log.nccl_algo_line, quote_excerpt(log.nccl_algo), fmt::join(known, ", ")));
+}
+
+// The protocol NCCL_PROTO names (any case); a list ("LL,Simple", "^LL128") names no one protocol.
+Protocol protocol_named_by_nccl(const NcclLog& log) {
+  for (const Protocol p : {Protocol::LL, Protocol::LL128, Protocol::Simple}) {
+    const std::string_view name = protocol_name(p);
+    if (name.size() == log.nccl_proto.size() &&
+        std::equal(name.begin(), name.end(), log.nccl_proto.begin(), [](char x, char y) {
+          return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+        })) {
+      return p;
+    }
+  }
+  throw ConfigError(fmt::format("{}:{}: NCCL_PROTO = '{}' is not one protocol (LL, LL128 or Simple); remove it from "
+                                "the header to let the fit pick the protocol by size",
+                                log.source, log.nccl_proto_line, quote_excerpt(log.nccl_proto)));
+}
+
 void load_nccl_log(const std::filesystem::path& path, const std::string& text, const CalibrationOptions& options,
                    CalibrationInput& input, std::vector<CalibrationPoint>& points) {
   NcclLogOptions log_options;
@@ -66,12 +102,24 @@ void load_nccl_log(const std::filesystem::path& path, const std::string& text, c
   input.skipped = log.zero_size_rows;
   input.how = fmt::format("collective from {}, nranks from {}", log.collective_from, log.nranks_from);
   input.warnings = log.warnings;
+  // What NCCL ran, when the log says: its NCCL_ALGO overrides --algo for this log.
+  std::string algorithm = options.algorithm;
+  if (!log.nccl_algo.empty() && log.collective != Collective::SendRecv) {
+    algorithm = std::string(row_named_by_nccl(log).name);
+    input.how += fmt::format(", explained by {} (NCCL_ALGO = {}, line {})", algorithm, log.nccl_algo, log.nccl_algo_line);
+  }
+  std::optional<Protocol> protocol;
+  if (!log.nccl_proto.empty()) {
+    protocol = protocol_named_by_nccl(log);
+    input.how += fmt::format(", protocol {} (NCCL_PROTO, line {})", protocol_name(*protocol), log.nccl_proto_line);
+  }
   for (const auto& row : log.rows) {
     CalibrationPoint p;
     p.source = input.file;
     p.line = row.line;
     p.collective = log.collective;
-    p.algorithm = log.collective == Collective::SendRecv ? "sendrecv" : options.algorithm;
+    p.algorithm = log.collective == Collective::SendRecv ? "sendrecv" : algorithm;
+    p.protocol = protocol;
     p.n = log.nranks;
     p.size_bytes = row.size_bytes;
     p.measured_s = pick_time(row, options.time);
@@ -255,7 +303,7 @@ class ScheduleCache {
 std::vector<FitRow> fit_rows_of(const std::vector<CalibrationPoint>& points) {
   std::vector<FitRow> rows;
   for (const auto& p : points) {
-    if (p.fitted) rows.push_back({p.coefficients, p.measured_s, p.size_bytes});
+    if (p.fitted) rows.push_back({p.coefficients, p.measured_s, p.size_bytes, p.protocol});
   }
   return rows;
 }
@@ -664,8 +712,8 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
       p.predicted_single_s = predict_time_s(p.coefficients, single_regimes);
       p.rel_error_single = p.predicted_single_s / p.measured_s - 1.0;
       if (report.regime_fit) {
-        p.regime = best_regime(p.coefficients, report.regime_fit->regimes);
-        p.predicted_s = predict_time_s(p.coefficients, report.regime_fit->regimes);
+        p.regime = best_regime(p.coefficients, report.regime_fit->regimes, p.protocol);
+        p.predicted_s = predict_time_s(p.coefficients, report.regime_fit->regimes, p.protocol);
         p.rel_error = p.predicted_s / p.measured_s - 1.0;
       } else {
         p.predicted_s = p.predicted_single_s;

@@ -209,6 +209,31 @@ TEST(NcclLog, InlineTextNeedsCollectiveFromSomewhere) {
   EXPECT_EQ(log.nranks, 4u);
 }
 
+// What NCCL was told to run: NCCL_ALGO / NCCL_PROTO from a command line in the header or from
+// NCCL's own INFO line, with the line; absent settings stay empty; two different values are an
+// error naming both lines.
+TEST(NcclLog, ReadsNcclAlgoAndProtoSettings) {
+  const std::string row =
+      "     1048576        262144     float     sum      -1    27.37   38.31   57.46      0    26.93   38.94   58.41      0\n";
+  const std::string base = std::string("# all_reduce_perf\n# nranks: 4\n");
+  const NcclLog none = parse_nccl_log(base + kHeader + row, "x.txt");
+  EXPECT_EQ(none.nccl_algo, "");
+  EXPECT_EQ(none.nccl_proto, "");
+  const NcclLog cmd =
+      parse_nccl_log(base + "# Command: NCCL_ALGO=Ring NCCL_PROTO=Simple ./all_reduce_perf -b 8\n" + kHeader + row, "x.txt");
+  EXPECT_EQ(cmd.nccl_algo, "Ring");
+  EXPECT_EQ(cmd.nccl_algo_line, 3u);
+  EXPECT_EQ(cmd.nccl_proto, "Simple");
+  const NcclLog info = parse_nccl_log(base + "host:1:1 [0] NCCL INFO NCCL_ALGO set by environment to NVLS\n" + kHeader + row,
+                                      "x.txt");
+  EXPECT_EQ(info.nccl_algo, "NVLS");
+  EXPECT_EQ(info.nccl_proto, "");
+  expect_contains(config_error([&] {
+                    parse_nccl_log(base + "# NCCL_ALGO=Ring\n# NCCL_ALGO=Tree\n" + kHeader + row, "x.txt");
+                  }),
+                  "x.txt:4: NCCL_ALGO = 'Tree' here but 'Ring' on line 3");
+}
+
 TEST(NcclLog, AmbiguousCommandLineIsRejected) {
   const std::string text = std::string("# ran all_reduce_perf then all_gather_perf\n# nranks: 4\n") + kHeader +
                            "     1048576        262144     float     sum      -1    27.37   38.31   57.46      0    26.93   38.94   58.41      0\n";

@@ -454,6 +454,48 @@ TEST(LeaveOneOutThroughNccl, ExemplarAllReduceFromTheFourGpuRsAndAgLogs) {
   EXPECT_LT(errors[9], 0.10);
 }
 
+// A log that names what NCCL ran is explained through it: NCCL_ALGO picks the schedule
+// (AlgorithmInfo::nccl_name), NCCL_PROTO puts every row in that protocol's regime; unknown names
+// and lists are errors naming the file, the line and the value.
+TEST(RunCalibration, LogHeaderNamesTheAlgorithmAndProtocol) {
+  TempDir dir("collsim_calibrate_test");
+  std::ifstream in(kAllGather4);
+  const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto with_header = [&](const std::string& name, const std::string& header) {
+    const auto path = dir.path() / name;
+    std::ofstream(path) << header << body;
+    return path;
+  };
+  {
+    // --algo explains the logs that do not say; the header overrides it for its own log.
+    CalibrationOptions options;
+    options.algorithm = "recursive_halving_doubling";
+    const std::vector<std::filesystem::path> files{kReduceScatter4, with_header("ag.txt", "# NCCL_ALGO=ring\n")};
+    const CalibrationReport r = run_calibration(files, options);
+    for (const auto& p : r.points) {
+      EXPECT_EQ(p.algorithm, p.source == "ag.txt" ? "ring" : "recursive_halving_doubling") << p.source;
+    }
+  }
+  {
+    const std::vector<std::filesystem::path> files{kReduceScatter4,
+                                                   with_header("ag_simple.txt", "# NCCL_ALGO=Ring NCCL_PROTO=Simple\n")};
+    const CalibrationReport r = run_calibration(files, CalibrationOptions{});
+    ASSERT_TRUE(r.regime_fit.has_value());
+    ASSERT_EQ(r.regime_fit->regimes.size(), 3u);
+    for (const auto& p : r.points) {
+      if (p.source != "ag_simple.txt") continue;
+      ASSERT_TRUE(p.protocol.has_value());
+      EXPECT_EQ(r.regime_fit->regimes[p.regime].protocol, Protocol::Simple) << p.size_bytes;
+    }
+  }
+  const auto header_error = [&](const std::string& header) {
+    const std::vector<std::filesystem::path> files{with_header("bad.txt", header)};
+    return error_of([&] { run_calibration(files, CalibrationOptions{}); });
+  };
+  expect_contains(header_error("# NCCL_ALGO=CollNetDirect\n"), "bad.txt:1: NCCL_ALGO = 'CollNetDirect' is not an algorithm");
+  expect_contains(header_error("# NCCL_PROTO=LL,Simple\n"), "bad.txt:1: NCCL_PROTO = 'LL,Simple' is not one protocol");
+}
+
 TEST(RunCalibration, HoldOutNamesAnInput) {
   CalibrationOptions options;
   options.hold_out = {"nope.txt"};

@@ -176,9 +176,38 @@ class Parser {
                                   why, quote_excerpt(trim(text))));
   }
 
+  // `NCCL_ALGO=Ring` or "NCCL_ALGO set by environment to Ring" anywhere in a line (a header, a
+  // command line, NCCL's INFO output). Two different values in one log are an error: which one
+  // ran is then unknown.
+  void find_setting(std::string_view line, std::string_view name, std::string& value, std::size_t& value_line,
+                    std::size_t line_no) const {
+    const std::size_t at = line.find(name);
+    if (at == std::string_view::npos) return;
+    std::string_view rest = line.substr(at + name.size());
+    const std::string_view by_env = " set by environment to ";
+    if (rest.substr(0, by_env.size()) == by_env) {
+      rest.remove_prefix(by_env.size());
+    } else {
+      rest = trim(rest);
+      if (rest.empty() || rest.front() != '=') return;
+      rest = trim(rest.substr(1));
+    }
+    const std::size_t end = rest.find_first_of(" \t\"'");
+    std::string found(rest.substr(0, end));
+    if (found.empty()) return;
+    if (!value.empty() && value != found) {
+      throw ConfigError(fmt::format("{}:{}: {} = '{}' here but '{}' on line {}: which one ran is unknown", source_,
+                                    line_no, name, quote_excerpt(found), quote_excerpt(value), value_line));
+    }
+    value = std::move(found);
+    value_line = line_no;
+  }
+
   void handle_line(std::string_view raw, std::size_t line_no) {
     const std::string_view line = trim(strip_launcher_prefix(raw));
     if (line.empty()) return;
+    find_setting(line, "NCCL_ALGO", log_.nccl_algo, log_.nccl_algo_line, line_no);
+    find_setting(line, "NCCL_PROTO", log_.nccl_proto, log_.nccl_proto_line, line_no);
     if (line.front() == '#') {
       handle_comment(line.substr(1), line_no);
       return;

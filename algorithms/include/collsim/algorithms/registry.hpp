@@ -117,6 +117,9 @@ struct AlgorithmInfo {
   /// no LL or LL128 variant, NCCL's tuner disables them), so `nccl` prices it under no other
   /// protocol regime.
   bool nccl_simple_only = false;
+  /// NCCL's name for this algorithm (NCCL_ALGO values: "Ring", "Tree", "NVLS"), "" when NCCL has
+  /// no such algorithm. A log that names NCCL_ALGO is explained through the row with this name.
+  std::string_view nccl_name = {};
   /// The schedule is chosen per run, as NCCL's tuner does: the nccl_candidate row and protocol
   /// with the least predicted time for the run's n, size, topology and link model (see
   /// sim/nccl_choice.hpp). generate() alone, without size or model, gives ring.

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@
 #include "collsim/models/link_model.hpp"
 
 namespace collsim {
+
+/// NCCL's protocols, in the order of the sizes they win (LL small, LL128 middle, Simple large).
+enum class Protocol { LL, LL128, Simple };
 
 /// Critical-path counts that make a schedule's time linear in the link parameters.
 struct CostCoefficients {
@@ -57,6 +61,9 @@ struct FitRow {
   CostCoefficients coefficients;
   double measured_s = 0;   ///< measured time, seconds (> 0)
   double size_bytes = 0;   ///< collective size, orders rows into regimes (> 0)
+  /// The protocol the measurement ran with, when known (a log naming NCCL_PROTO): the row then
+  /// belongs to that protocol's regime whatever its size, not to the minimum over regimes.
+  std::optional<Protocol> protocol = std::nullopt;
 };
 
 struct FitOptions {
@@ -68,9 +75,6 @@ struct FitOptions {
   /// (per_hop_prior()) and only the launch is fitted.
   bool fit_launch = true;
 };
-
-/// NCCL's protocols, in the order of the sizes they win (LL small, LL128 middle, Simple large).
-enum class Protocol { LL, LL128, Simple };
 
 /// "LL", "LL128", "Simple".
 const char* protocol_name(Protocol protocol);
@@ -120,11 +124,15 @@ struct FitResult {
   std::vector<std::string> notes;        ///< e.g. why gamma was not fitted
 };
 
-/// Time predicted by the regime model: the minimum of linear_time_s over `regimes` (non-empty).
-double predict_time_s(const CostCoefficients& coefficients, std::span<const FittedRegime> regimes);
+/// Time predicted by the regime model: the minimum of linear_time_s over `regimes` (non-empty),
+/// or the time under the regime of `protocol` when given and fitted.
+double predict_time_s(const CostCoefficients& coefficients, std::span<const FittedRegime> regimes,
+                      std::optional<Protocol> protocol = std::nullopt);
 
-/// Index of the regime giving predict_time_s (the first on ties).
-std::uint32_t best_regime(const CostCoefficients& coefficients, std::span<const FittedRegime> regimes);
+/// Index of the regime giving predict_time_s (the first on ties; `protocol`'s regime when given
+/// and fitted).
+std::uint32_t best_regime(const CostCoefficients& coefficients, std::span<const FittedRegime> regimes,
+                          std::optional<Protocol> protocol = std::nullopt);
 
 /// Error statistics of signed relative errors; all zero for an empty span.
 ErrorStats error_stats(std::span<const double> rel_errors);

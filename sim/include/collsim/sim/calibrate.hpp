@@ -92,6 +92,9 @@ struct CalibrationPoint {
   /// How the measured run was launched: Fused for nccl-tests and native NCCL rows, P2pRounds for
   /// collsim schedules run by collsim-cuda (one NCCL group per round).
   ExecutionStyle execution = ExecutionStyle::Fused;
+  /// The protocol it ran with, when its log names NCCL_PROTO: fitted and predicted in that
+  /// protocol's regime only.
+  std::optional<Protocol> protocol = std::nullopt;
   std::uint32_t n = 0;
   double size_bytes = 0;         ///< nccl-tests size column / CSV size_bytes
   double measured_s = 0;         ///< nccl-tests: per LogTime; CSV: median over iterations

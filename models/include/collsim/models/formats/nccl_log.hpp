@@ -48,6 +48,13 @@ struct NcclLog {
   std::size_t zero_size_rows = 0;     ///< rows of size 0, skipped
   std::size_t skipped_lines = 0;      ///< non-table lines (warnings, banners) ignored
   std::vector<std::string> warnings;  ///< tolerated oddities worth printing (nonzero #wrong, ...)
+  /// What the log says NCCL was told to run: the value of `NCCL_ALGO=X` / `NCCL_PROTO=X` (a
+  /// command line or env dump) or of NCCL's "NCCL_ALGO set by environment to X" line, as
+  /// written (e.g. "Ring", "NVLS", "Simple"); "" when the log does not say. `*_line` is where.
+  std::string nccl_algo;
+  std::size_t nccl_algo_line = 0;
+  std::string nccl_proto;
+  std::size_t nccl_proto_line = 0;
 };
 
 /// Overrides for what a log's header does not say (or says wrongly).
