@@ -155,9 +155,9 @@ int main(int argc, char** argv) {
   try {
     fmt::print("replay ({} solver), 1 GiB, rank n-1 {} ms late, barrier start; CPU seconds of this process\n",
                options.per_flow ? "per-flow" : "bundled", options.delay_s * 1e3);
-    fmt::print("{:<28} {:>6} {:>9} {:>9} {:>7} {:>7} {:>10} {:>9} {:>10} {:>12} {:>11} {:>11}\n", "algorithm", "n",
-               "cpu_1to1", "cpu_2to1", "x_2to1", "wall_x", "reshares", "flows/rs", "bundles/rs", "us/rs-flow",
-               "time_1to1", "time_2to1");
+    fmt::print("{:<28} {:>6} {:>9} {:>9} {:>7} {:>7} {:>10} {:>9} {:>10} {:>9} {:>11} {:>12} {:>11} {:>11}\n",
+               "algorithm", "n", "cpu_1to1", "cpu_2to1", "x_2to1", "wall_x", "reshares", "flows/rs", "bundles/rs",
+               "links/rs", "redated/rs", "us/rs-flow", "time_1to1", "time_2to1");
     for (const std::string& algorithm : options.algorithms) {
       for (collsim::Rank n = options.min_n; n <= options.max_n; n *= 2) {
         collsim::AlgorithmOptions ao;
@@ -169,11 +169,15 @@ int main(int argc, char** argv) {
         const double per_reshare = st.reshares > 0 ? static_cast<double>(st.flows_reshared) / st.reshares : 0.0;
         const double bundles_per_reshare =
             st.reshares > 0 ? static_cast<double>(st.bundles_reshared) / st.reshares : 0.0;
+        const double links_per_reshare =
+            st.reshares > 0 ? static_cast<double>(st.links_reshared) / st.reshares : 0.0;
+        const double redated_per_reshare = st.reshares > 0 ? static_cast<double>(st.redated) / st.reshares : 0.0;
         const double us_per_flow = st.flows_reshared > 0 ? 1e6 * over.cpu_s / st.flows_reshared : 0.0;
-        fmt::print("{:<28} {:>6} {:>9.3f} {:>9.3f} {:>7.1f} {:>7.1f} {:>10} {:>9.1f} {:>10.1f} {:>12.4f} {:>9.3f}ms "
-                   "{:>9.3f}ms\n",
+        fmt::print("{:<28} {:>6} {:>9.3f} {:>9.3f} {:>7.1f} {:>7.1f} {:>10} {:>9.1f} {:>10.1f} {:>9.1f} {:>11.1f} "
+                   "{:>12.4f} {:>9.3f}ms {:>9.3f}ms\n",
                    algorithm, n, flat.cpu_s, over.cpu_s, over.cpu_s / flat.cpu_s, over.wall_s / flat.wall_s,
-                   st.reshares, per_reshare, bundles_per_reshare, us_per_flow, flat.time_s * 1e3, over.time_s * 1e3);
+                   st.reshares, per_reshare, bundles_per_reshare, links_per_reshare, redated_per_reshare, us_per_flow,
+                   flat.time_s * 1e3, over.time_s * 1e3);
         std::fflush(stdout);
         if (n > options.max_n / 2) break;  // no overflow past max_n
       }
