@@ -135,7 +135,8 @@ class RankRounds {
  public:
   static constexpr std::uint64_t kEnd = std::numeric_limits<std::uint64_t>::max();
 
-  /// Throws ScheduleError for a malformed transfer, ConfigError past 2^32 - 1 transfers.
+  /// Throws ScheduleError for a malformed transfer, ConfigError past 2^32 - 1 transfers or when
+  /// 2^32 or more rank-rounds of other ranks lie between two of one rank's (its link would not fit).
   explicit RankRounds(const Schedule& schedule);
 
   const Schedule& schedule() const { return s_; }
