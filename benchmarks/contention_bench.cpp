@@ -7,11 +7,17 @@
 // inflate). Also reported: the bandwidth reshares of the 2:1 run, the flows and the bundles they
 // took in on average, CPU time per re-shared flow, and the simulated times (2:1 is never faster).
 // --per-flow runs the per-flow reference solver instead of the bundled default (the figures
-// before bundling; the simulated times agree to rounding).
+// before bundling; the simulated times agree to rounding). --fabrics FLAT,OVER compares other
+// shipped clusters (e.g. cluster_h100_4096,cluster_h100_4096_2to1, rail-optimized). --check
+// also runs the contended case with the other solver and prints the largest relative difference
+// of a rank's finish time (how exact the default is against the reference, in the same run).
 //
 // usage: collsim_bench_contention [--min-n N] [--max-n N] [--algorithms A,B,...] [--delay-ms D] [--per-flow]
+//                                 [--fabrics FLAT,OVER] [--check]
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <ctime>
 #include <exception>
@@ -27,9 +33,12 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: collsim_bench_contention [--min-n N] [--max-n N] [--algorithms A,B,...] [--delay-ms D] [--per-flow]\n"
+    "                                [--fabrics FLAT,OVER] [--check]\n"
     "  replay on cluster_h100_1024_2to1 vs cluster_h100_1024 (their layout at n GPUs), 1 GiB, rank n-1 late\n"
     "  defaults: --min-n 256 --max-n 1024 --algorithms stragglar,ring,recursive_halving_doubling --delay-ms 30\n"
-    "  --per-flow: the per-flow reference max-min solver instead of the bundled one\n";
+    "  --per-flow: the per-flow reference max-min solver instead of the bundled one\n"
+    "  --fabrics FLAT,OVER: two shipped clusters instead (default cluster_h100_1024,cluster_h100_1024_2to1)\n"
+    "  --check: also run OVER with the other solver; rel_diff = largest relative finish-time difference\n";
 
 double wall_now() {
   timespec ts{};
@@ -49,6 +58,9 @@ struct Options {
   std::vector<std::string> algorithms{"stragglar", "ring", "recursive_halving_doubling"};
   double delay_s = 30e-3;
   bool per_flow = false;
+  bool check = false;
+  std::string flat = "cluster_h100_1024";
+  std::string over = "cluster_h100_1024_2to1";
 };
 
 unsigned long parse_count(const std::string& flag, const std::string& text) {
@@ -74,6 +86,10 @@ bool parse(int argc, char** argv, Options& o) {
       o.per_flow = true;
       continue;
     }
+    if (flag == "--check") {
+      o.check = true;
+      continue;
+    }
     if (i + 1 >= argc) throw collsim::ConfigError(fmt::format("{} needs a value (or unknown option)", flag));
     const std::string value = argv[++i];
     if (flag == "--min-n") {
@@ -82,6 +98,18 @@ bool parse(int argc, char** argv, Options& o) {
       o.max_n = static_cast<collsim::Rank>(parse_count(flag, value));
     } else if (flag == "--delay-ms") {
       o.delay_s = 1e-3 * static_cast<double>(parse_count(flag, value));
+    } else if (flag == "--fabrics") {
+      const std::size_t comma = value.find(',');
+      if (comma == std::string::npos || value.find(',', comma + 1) != std::string::npos) {
+        throw collsim::ConfigError(fmt::format("--fabrics '{}' must be two topology names, FLAT,OVER", value));
+      }
+      o.flat = value.substr(0, comma);
+      o.over = value.substr(comma + 1);
+      for (const std::string& name : {o.flat, o.over}) {
+        if (collsim::load_topology(name).kind != collsim::TopologyKind::Cluster) {
+          throw collsim::ConfigError(fmt::format("--fabrics: '{}' is not a cluster", name));
+        }
+      }
     } else if (flag == "--algorithms") {
       o.algorithms.clear();
       std::size_t start = 0;
@@ -105,7 +133,7 @@ bool parse(int argc, char** argv, Options& o) {
 
 // The shipped cluster's layout (16 nodes of 8 GPUs per leaf) at any n, past its own 1,024 GPUs
 // too, so that every n compares the same fabric.
-collsim::Topology resized(const char* name, collsim::Rank n) {
+collsim::Topology resized(const std::string& name, collsim::Rank n) {
   const collsim::Topology shipped = collsim::load_topology(name);
   if (n <= shipped.n) return collsim::load_topology(name, n);
   return collsim::make_cluster(n, shipped.cluster, shipped.link.gamma_s_per_byte, shipped.name);
@@ -115,6 +143,7 @@ struct Run {
   double cpu_s = 0;
   double wall_s = 0;
   double time_s = 0;
+  std::vector<double> finish_s;
   collsim::ReplaySharingStats stats;
 };
 
@@ -135,6 +164,7 @@ Run run_once(const collsim::Schedule& schedule, const collsim::Topology& topolog
   run.cpu_s = cpu_now() - t0;
   run.wall_s = wall_now() - w0;
   run.time_s = result.time_s;
+  run.finish_s = result.finish_s;
   run.stats = engine.last_sharing_stats();
   return run;
 }
@@ -153,27 +183,42 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    fmt::print("replay ({} solver), 1 GiB, rank n-1 {} ms late, barrier start; CPU seconds of this process\n",
-               options.per_flow ? "per-flow" : "bundled", options.delay_s * 1e3);
-    fmt::print("{:<28} {:>6} {:>9} {:>9} {:>7} {:>7} {:>10} {:>9} {:>10} {:>12} {:>11} {:>11}\n", "algorithm", "n",
-               "cpu_1to1", "cpu_2to1", "x_2to1", "wall_x", "reshares", "flows/rs", "bundles/rs", "us/rs-flow",
-               "time_1to1", "time_2to1");
+    fmt::print("replay ({} solver) on {} (1to1) and {} (2to1), 1 GiB, rank n-1 {} ms late, barrier start; CPU "
+               "seconds of this process\n",
+               options.per_flow ? "per-flow" : "bundled", options.flat, options.over, options.delay_s * 1e3);
+    fmt::print("{:<28} {:>6} {:>9} {:>9} {:>7} {:>7} {:>10} {:>9} {:>10} {:>9} {:>11} {:>12} {:>11} {:>11}{}\n",
+               "algorithm", "n", "cpu_1to1", "cpu_2to1", "x_2to1", "wall_x", "reshares", "flows/rs", "bundles/rs",
+               "links/rs", "redated/rs", "us/rs-flow", "time_1to1", "time_2to1", options.check ? "   rel_diff" : "");
     for (const std::string& algorithm : options.algorithms) {
       for (collsim::Rank n = options.min_n; n <= options.max_n; n *= 2) {
         collsim::AlgorithmOptions ao;
         ao.n = n;
         const collsim::Schedule schedule = collsim::generate_schedule(algorithm, ao);
-        const Run flat = run_once(schedule, resized("cluster_h100_1024", n), options.delay_s, options.per_flow);
-        const Run over = run_once(schedule, resized("cluster_h100_1024_2to1", n), options.delay_s, options.per_flow);
+        const Run flat = run_once(schedule, resized(options.flat, n), options.delay_s, options.per_flow);
+        const collsim::Topology over_topology = resized(options.over, n);
+        const Run over = run_once(schedule, over_topology, options.delay_s, options.per_flow);
+        std::string diff;
+        if (options.check) {
+          const Run other = run_once(schedule, over_topology, options.delay_s, !options.per_flow);
+          double worst = 0;
+          for (std::size_t r = 0; r < over.finish_s.size(); ++r) {
+            worst = std::max(worst, std::abs(over.finish_s[r] - other.finish_s[r]) / std::abs(other.finish_s[r]));
+          }
+          diff = fmt::format(" {:>10.1e}", worst);
+        }
         const auto& st = over.stats;
         const double per_reshare = st.reshares > 0 ? static_cast<double>(st.flows_reshared) / st.reshares : 0.0;
         const double bundles_per_reshare =
             st.reshares > 0 ? static_cast<double>(st.bundles_reshared) / st.reshares : 0.0;
+        const double links_per_reshare =
+            st.reshares > 0 ? static_cast<double>(st.links_reshared) / st.reshares : 0.0;
+        const double redated_per_reshare = st.reshares > 0 ? static_cast<double>(st.redated) / st.reshares : 0.0;
         const double us_per_flow = st.flows_reshared > 0 ? 1e6 * over.cpu_s / st.flows_reshared : 0.0;
-        fmt::print("{:<28} {:>6} {:>9.3f} {:>9.3f} {:>7.1f} {:>7.1f} {:>10} {:>9.1f} {:>10.1f} {:>12.4f} {:>9.3f}ms "
-                   "{:>9.3f}ms\n",
+        fmt::print("{:<28} {:>6} {:>9.3f} {:>9.3f} {:>7.1f} {:>7.1f} {:>10} {:>9.1f} {:>10.1f} {:>9.1f} {:>11.1f} "
+                   "{:>12.4f} {:>9.3f}ms {:>9.3f}ms{}\n",
                    algorithm, n, flat.cpu_s, over.cpu_s, over.cpu_s / flat.cpu_s, over.wall_s / flat.wall_s,
-                   st.reshares, per_reshare, bundles_per_reshare, us_per_flow, flat.time_s * 1e3, over.time_s * 1e3);
+                   st.reshares, per_reshare, bundles_per_reshare, links_per_reshare, redated_per_reshare, us_per_flow,
+                   flat.time_s * 1e3, over.time_s * 1e3, diff);
         std::fflush(stdout);
         if (n > options.max_n / 2) break;  // no overflow past max_n
       }

@@ -1,6 +1,7 @@
 #include "execution_core.hpp"
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "collsim/algorithms/registry.hpp"
@@ -67,11 +68,14 @@ RankRounds::RankRounds(const Schedule& schedule) : s_(schedule) {
                                   s_.algorithm, total));
   }
   num_transfers_ = total;
-  // First pass: validate, number the rounds, count each rank's transfers and rounds.
-  std::vector<std::uint64_t> xfers_of(n, 0);
-  std::vector<std::uint64_t> rounds_of(n, 0);
+  // First pass: validate, number the rounds, append a record the first time a rank appears in a
+  // round and link it from the rank's previous one.
+  first_.assign(n, kEnd);
+  std::vector<std::uint64_t> cur(n, kEnd);
   std::vector<std::uint32_t> last(n, kNoRound);
   std::uint64_t g = 0;
+  bool several = false;
+  rr_.reserve(total);
   for (std::size_t p = 0; p < s_.phases.size(); ++p) {
     phase_first_.push_back(g);
     const Phase& phase = s_.phases[p];
@@ -82,34 +86,41 @@ RankRounds::RankRounds(const Schedule& schedule) : s_(schedule) {
       for (const Transfer& t : phase.round(r)) {
         check_transfer(s_, t, p, r);
         for (const Rank e : {t.src, t.dst}) {
-          ++xfers_of[e];
           if (last[e] != round_id) {
             last[e] = round_id;
-            ++rounds_of[e];
+            const std::uint64_t k = rr_.size();
+            if (cur[e] == kEnd) {
+              first_[e] = k;
+            } else {
+              const std::uint64_t gap = k - cur[e];
+              if (gap > std::numeric_limits<std::uint32_t>::max()) {
+                throw ConfigError(fmt::format("the {} schedule leaves rank {} idle for {} rank-rounds; engines handle "
+                                              "fewer than 2^32",
+                                              s_.algorithm, e, gap));
+              }
+              rr_[cur[e]].next = static_cast<std::uint32_t>(gap);
+            }
+            cur[e] = k;
+            rr_.push_back(RankRound{round_id, 0, static_cast<std::uint32_t>(g), 0});
           }
+          if (++rr_[cur[e]].count > 1) several = true;
         }
         ++g;
       }
     }
   }
-  // Prefix sums turn the counts into offsets; the second pass fills the lists.
-  std::vector<std::uint64_t> x_cursor(n);
-  std::vector<std::uint64_t> r_cursor(n);
-  rr_begin_.assign(n + 1, 0);
-  std::uint64_t xsum = 0;
-  std::uint64_t rsum = 0;
-  for (Rank r = 0; r < n; ++r) {
-    x_cursor[r] = xsum;
-    r_cursor[r] = rsum;
-    rr_begin_[r] = rsum;
-    xsum += xfers_of[r];
-    rsum += rounds_of[r];
+  if (!several) return;
+  // Rank-rounds with several transfers get a list (in record order), filled by a second pass.
+  std::uint64_t total_listed = 0;
+  for (RankRound& e : rr_) {
+    if (e.count < 2) continue;
+    e.lo = static_cast<std::uint32_t>(multi_at_.size());  // fewer than 2^32: each lists 2 or more
+    multi_at_.push_back(total_listed);
+    total_listed += e.count;
   }
-  rr_begin_[n] = rsum;
-  rank_xfers_.resize(xsum);
-  rr_round_.resize(rsum);
-  rr_xfer_.resize(rsum + 1);
-  rr_xfer_[rsum] = xsum;
+  rank_xfers_.resize(total_listed);
+  std::vector<std::uint32_t> filled(n, 0);
+  std::fill(cur.begin(), cur.end(), kEnd);
   std::fill(last.begin(), last.end(), kNoRound);
   g = 0;
   std::uint32_t round_id = 0;
@@ -119,11 +130,11 @@ RankRounds::RankRounds(const Schedule& schedule) : s_(schedule) {
         for (const Rank e : {t.src, t.dst}) {
           if (last[e] != round_id) {
             last[e] = round_id;
-            rr_round_[r_cursor[e]] = round_id;
-            rr_xfer_[r_cursor[e]] = x_cursor[e];
-            ++r_cursor[e];
+            cur[e] = cur[e] == kEnd ? first_[e] : next(cur[e]);
+            filled[e] = 0;
           }
-          rank_xfers_[x_cursor[e]++] = static_cast<std::uint32_t>(g);
+          const RankRound& rec = rr_[cur[e]];
+          if (rec.count > 1) rank_xfers_[multi_at_[rec.lo] + filled[e]++] = static_cast<std::uint32_t>(g);
         }
         ++g;
       }

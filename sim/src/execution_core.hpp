@@ -136,11 +136,19 @@ inline CostRules cost_rules(const Schedule& schedule, double size_bytes, const T
                    1.0 / topology.switch_reduction_efficiency};
 }
 
-/// Each rank's own rounds in CSR layout, and the global numbering of transfers (schedule order)
+/// Each rank's own rounds (rank-rounds), and the global numbering of transfers (schedule order)
 /// and rounds (phases concatenated). Built once per run; validates every transfer.
+///
+/// Rank-rounds are stored in round order, each linked to its rank's next one: on the event path a
+/// rank's consecutive rank-rounds are visited far apart in time (every other rank moves in
+/// between), but the ranks are at about the same rounds, so the records in use at any moment lie
+/// close together (as do their transfers in the schedule) and stay in cache.
 class RankRounds {
  public:
-  /// Throws ScheduleError for a malformed transfer, ConfigError past 2^32 - 1 transfers.
+  static constexpr std::uint64_t kEnd = std::numeric_limits<std::uint64_t>::max();
+
+  /// Throws ScheduleError for a malformed transfer, ConfigError past 2^32 - 1 transfers or when
+  /// 2^32 or more rank-rounds of other ranks lie between two of one rank's (its link would not fit).
   explicit RankRounds(const Schedule& schedule);
 
   const Schedule& schedule() const { return s_; }
@@ -154,25 +162,37 @@ class RankRounds {
     return s_.phases[p].transfers()[g - phase_first_[p]];
   }
 
-  /// Rank r's rank-rounds are [first(r), end(r)); rank-round k is global round round_of(k) and
-  /// its transfers are xfers(k).
-  std::uint64_t first(Rank r) const { return rr_begin_[r]; }
-  std::uint64_t end(Rank r) const { return rr_begin_[r + 1]; }
-  std::uint32_t round_of(std::uint64_t k) const { return rr_round_[k]; }
+  /// Rank r's first rank-round, kEnd when it has none; next(k) is the rank's rank-round after
+  /// k, kEnd after its last. Rank-round k is global round round_of(k); its transfers are xfers(k).
+  std::uint64_t first(Rank r) const { return first_[r]; }
+  std::uint64_t next(std::uint64_t k) const { return rr_[k].next == 0 ? kEnd : k + rr_[k].next; }
+  std::uint32_t round_of(std::uint64_t k) const { return rr_[k].round; }
   std::span<const std::uint32_t> xfers(std::uint64_t k) const {
-    return {rank_xfers_.data() + rr_xfer_[k], static_cast<std::size_t>(rr_xfer_[k + 1] - rr_xfer_[k])};
+    const RankRound& e = rr_[k];
+    if (e.count == 1) return {&e.lo, 1};
+    return {rank_xfers_.data() + multi_at_[e.lo], e.count};
   }
 
  private:
+  // Everything the walk reads to enter a rank-round, in 16 bytes. One transfer (most rank-rounds)
+  // is held in `lo`; several are listed in rank_xfers_ from multi_at_[lo]. `next`: how many
+  // records later the rank's next rank-round is (0: none).
+  struct RankRound {
+    std::uint32_t round;
+    std::uint32_t count;
+    std::uint32_t lo;
+    std::uint32_t next;
+  };
+
   const Schedule& s_;
   std::uint64_t num_transfers_ = 0;
   std::vector<std::uint32_t> round_phase_;
   std::vector<std::uint32_t> round_local_;
   std::vector<std::uint64_t> phase_first_;
-  std::vector<std::uint64_t> rr_begin_;
-  std::vector<std::uint32_t> rr_round_;
-  std::vector<std::uint64_t> rr_xfer_;
-  std::vector<std::uint32_t> rank_xfers_;
+  std::vector<std::uint64_t> first_;       // per rank
+  std::vector<RankRound> rr_;              // in round order
+  std::vector<std::uint64_t> multi_at_;    // per rank-round with several transfers
+  std::vector<std::uint32_t> rank_xfers_;  // their transfers, in record order
 };
 
 /// A wake-up the walk asks its engine for: at its date, the engine calls RankWalk::wake(w).
@@ -212,7 +232,7 @@ class RankWalk {
   /// Asks `net` to wake every rank that has work at its arrival.
   void begin(Net& net) {
     for (Rank r = 0; r < x_.schedule().num_ranks(); ++r) {
-      if (x_.first(r) < x_.end(r)) net.wake_at(arrival_s_[r], Wake{Wake::Kind::Arrive, r, 0});
+      if (x_.first(r) != RankRounds::kEnd) net.wake_at(arrival_s_[r], Wake{Wake::Kind::Arrive, r, 0});
     }
   }
 
@@ -301,8 +321,8 @@ class RankWalk {
     COLLSIM_ASSERT(pending_[r] > 0, fmt::format("rank {} completed more transfers than it had", r));
     if (--pending_[r] > 0) return;
     finish_s_[r] = t;
-    const std::uint64_t next = cur_rr_[r] + 1;
-    if (next < x_.end(r)) {
+    const std::uint64_t next = x_.next(cur_rr_[r]);
+    if (next != RankRounds::kEnd) {
       cur_round_[r] = kNoRound;  // between rounds until it enters the next one
       reach(net, r, next, t);
     } else {

@@ -316,6 +316,7 @@ void BundledMaxMinNetwork::reshare(double now) {
     Bundle& b = bundles_[id];
     if (b.seen == epoch_) return;
     b.seen = epoch_;
+    b.weight = b.count * (1.0 / b.key.penalty);  // once per reshare: the filling reads it per link
     comp_bundles_.push_back(id);
     for (std::uint32_t i = 0; i < b.key.num_links; ++i) {
       const std::uint32_t l = b.key.link[i];
@@ -343,7 +344,7 @@ void BundledMaxMinNetwork::reshare(double now) {
       add_bundle(id);
       const Bundle& b = bundles_[id];
       unfixed += b.count;
-      usage += b.count * (1.0 / b.key.penalty);
+      usage += b.weight;
     }
     cap_[l] = L_.bandwidth_Bps[l];
     unfixed_[l] = unfixed;
@@ -377,7 +378,7 @@ void BundledMaxMinNetwork::reshare(double now) {
     for (std::uint32_t i = 0; i < b.key.num_links; ++i) {
       const std::uint32_t l = b.key.link[i];
       cap_[l] -= rate * b.count;
-      usage_[l] -= b.count * (1.0 / b.key.penalty);
+      usage_[l] -= b.weight;
       unfixed_[l] -= b.count;
     }
   };

@@ -91,6 +91,7 @@ class BundledMaxMinNetwork {
     std::uint32_t count = 0;
     double rate = 0;
     double old_rate = 0;
+    double weight = 0;  // count / penalty, as of the reshare in progress
     bool fixed = false;
     bool touched = false;  // members joined or left since the last reshare
     bool shared = false;   // in bundle_of_ (a bundle without binding links is private to its flow)

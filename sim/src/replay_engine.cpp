@@ -46,8 +46,12 @@ struct Job {
 // gives up (the sweep then returns false) as soon as a round uses a binding link twice.
 class FastNet {
  public:
-  FastNet(const Job& job, RunResult& out)
-      : job_(job), out_(out), link_round_(job.links.bandwidth_Bps.size(), kNone) { route_.reserve(8); }
+  /// `check_links`: give up when a round uses a binding link twice (links owned by endpoints);
+  /// false when never_binds() showed that no link can bind in this run.
+  FastNet(const Job& job, RunResult& out, bool check_links)
+      : job_(job), out_(out), link_round_(job.links.bandwidth_Bps.size(), kNone), check_links_(check_links) {
+    route_.reserve(8);
+  }
 
   bool begin_round(std::uint32_t p, std::uint32_t r, std::span<const Transfer> round) {
     const LinkTable& L = job_.links;
@@ -65,7 +69,7 @@ class FastNet {
       for (const std::uint32_t l : route_) {
         timing.latency_s += L.latency_s[l];
         timing.bottleneck_Bps = std::min(timing.bottleneck_Bps, L.bandwidth_Bps[l]);
-        if (L.binding[l] == 0) continue;
+        if (L.binding[l] == 0 || !check_links_) continue;
         if (link_round_[l] == round_id_) return false;
         link_round_[l] = round_id_;
       }
@@ -98,10 +102,74 @@ class FastNet {
   std::vector<Timing> timing_;             // this round's transfers, in order
   std::size_t next_ = 0;
   std::uint32_t round_id_ = 0;
+  bool check_links_;
 };
 
-bool run_fast(const Job& job, RunResult& out) {
-  FastNet net(job, out);
+// Whether no link can ever bind in this run, on a fabric whose links are not all owned by one
+// endpoint (an oversubscribed cluster's leaf links, dgx1's forwarding GPUs). Then every flow
+// always moves at its cap and the one-sweep path is exact: Ring on a 2:1 cluster, whose few
+// cross-leaf flows per leaf never fill a leaf link, needs no max-min sharing at all.
+// Why the bound holds: while a transfer is in flight both of its endpoints are in its round, so
+// the flows on a link at any moment belong to the current rounds of the ranks it is charged to
+// (each transfer on each link charged to one endpoint). If, summed over those ranks, the largest
+// caps any one round of theirs puts on the link fit its capacity, no set of concurrent flows can
+// exceed it. Links are charged to the sender in the first half of a route and to the receiver in
+// the second (a GPU's up links, its leaf's up link; the receiver's down links), so each rank is
+// charged with a few links only; past kMaxCharged it gives up (the event path then runs).
+bool never_binds(const Job& job) {
+  constexpr std::size_t kMaxCharged = 32;
+  struct Charge {
+    std::uint32_t link;
+    std::uint32_t round;
+    double round_Bps;  // caps on the link in the rank's round `round`
+    double max_Bps;    // the largest over the rank's rounds so far
+  };
+  const Schedule& s = job.schedule;
+  const LinkTable& L = job.links;
+  std::vector<std::vector<Charge>> charged(s.num_ranks());
+  std::vector<double> bound_Bps(L.bandwidth_Bps.size(), 0.0);
+  std::vector<std::uint32_t> route;
+  std::uint32_t round_id = 0;
+  for (std::size_t p = 0; p < s.phases.size(); ++p) {
+    const Phase& phase = s.phases[p];
+    for (std::size_t r = 0; r < phase.num_rounds(); ++r, ++round_id) {
+      for (const Transfer& t : phase.round(r)) {
+        if (t.src >= s.num_ranks() || t.dst >= s.num_ranks() || t.src == t.dst ||
+            static_cast<std::uint64_t>(t.chunk_begin) + t.chunk_count > s.num_chunks) {
+          check_transfer(s, t, p, r);
+        }
+        job.topo.route_into(t.src, t.dst, route);
+        double cap_Bps = kInf;
+        for (const std::uint32_t l : route) cap_Bps = std::min(cap_Bps, L.bandwidth_Bps[l]);
+        for (std::size_t i = 0; i < route.size(); ++i) {
+          const std::uint32_t l = route[i];
+          if (L.binding[l] == 0) continue;
+          auto& mine = charged[2 * i < route.size() ? t.src : t.dst];
+          auto it = std::find_if(mine.begin(), mine.end(), [l](const Charge& c) { return c.link == l; });
+          if (it == mine.end()) {
+            if (mine.size() == kMaxCharged) return false;
+            mine.push_back(Charge{l, round_id, 0.0, 0.0});
+            it = mine.end() - 1;
+          }
+          if (it->round != round_id) {
+            it->round = round_id;
+            it->round_Bps = 0;
+          }
+          it->round_Bps += cap_Bps;
+          if (it->round_Bps <= it->max_Bps) continue;
+          bound_Bps[l] += it->round_Bps - it->max_Bps;
+          it->max_Bps = it->round_Bps;
+          // No tolerance: a bound at capacity stays within the solver's 1e-12 for any subset.
+          if (bound_Bps[l] > L.bandwidth_Bps[l]) return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+bool run_fast(const Job& job, RunResult& out, bool check_links) {
+  FastNet net(job, out, check_links);
   std::vector<double> ready(job.arrival_s);
   if (!detail::dataflow_sweep<detail::SecondsAlgebra>(job.schedule, job.gate_s, job.rules, ready, net)) return false;
   out.finish_s = std::move(ready);
@@ -245,9 +313,12 @@ RunResult ReplayEngine::run(const Schedule& schedule, const RunConfig& config) {
   result.transfers = schedule.num_transfers();
   last_run_fast_ = false;
   last_stats_ = {};
-  if (options_.allow_fast_path && topo.links_owned_by_endpoints()) {
-    if (config.record_trace) result.trace.reserve(result.transfers);
-    last_run_fast_ = run_fast(job, result);
+  if (options_.allow_fast_path) {
+    const bool owned = topo.links_owned_by_endpoints();
+    if (owned || never_binds(job)) {
+      if (config.record_trace) result.trace.reserve(result.transfers);
+      last_run_fast_ = run_fast(job, result, owned);
+    }
   }
   if (!last_run_fast_) {
     result.trace.clear();

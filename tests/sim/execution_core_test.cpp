@@ -5,7 +5,9 @@
 // RankWalk and the one-pass dataflow_sweep, must give these numbers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <queue>
+#include <random>
 #include <span>
 #include <tuple>
 #include <vector>
@@ -196,6 +198,65 @@ TEST(ExecutionCore, TraceIsInScheduleOrder) {
     }
   }
   for (const TransferRecord& rec : w.result.trace) EXPECT_EQ(rec.end_s - rec.start_s, 2.0);
+}
+
+}  // namespace
+}  // namespace collsim::detail
+
+namespace collsim::detail {
+namespace {
+
+// RankRounds against a direct reading of the schedule: each rank's rank-rounds in order, with
+// the rounds it skips left out and its transfers of each round in schedule order (one or
+// several per round, ranks with none), on random multi-phase schedules.
+// The records are in round order (what keeps the event path's reads in cache): a per-rank
+// layout would put rank 1's first round after rank 0's last.
+TEST(ExecutionCore, RankRoundsFollowTheScheduleInRoundOrder) {
+  std::mt19937_64 rng(2718);
+  for (int c = 0; c < 50; ++c) {
+    const Rank n = 3 + static_cast<Rank>(rng() % 10);
+    const Schedule s = test::hand(n, 8, 3 * n,
+                                  {test::random_rounds(rng, n, 8, 1 + rng() % 6, 1 + rng() % 8),
+                                   test::random_rounds(rng, n, 8, 1 + rng() % 6, 1 + rng() % 8)});
+    const RankRounds index(s);
+    // Expected: per rank, (global round, transfers) in schedule order.
+    std::vector<std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>>> expected(n);
+    std::uint32_t g = 0;
+    std::uint32_t round_id = 0;
+    for (const Phase& phase : s.phases) {
+      for (std::size_t r = 0; r < phase.num_rounds(); ++r, ++round_id) {
+        for (const Transfer& t : phase.round(r)) {
+          for (const Rank e : {t.src, t.dst}) {
+            auto& mine = expected[e];
+            if (mine.empty() || mine.back().first != round_id) mine.emplace_back(round_id, std::vector<std::uint32_t>{});
+            mine.back().second.push_back(g);
+          }
+          ++g;
+        }
+      }
+    }
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> records;  // (k, round) of every rank
+    for (Rank r = 0; r < n; ++r) {
+      std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> got;
+      for (std::uint64_t k = index.first(r); k != RankRounds::kEnd; k = index.next(k)) {
+        const auto xfers = index.xfers(k);
+        got.emplace_back(index.round_of(k), std::vector<std::uint32_t>(xfers.begin(), xfers.end()));
+        records.emplace_back(k, index.round_of(k));
+        for (const std::uint32_t x : xfers) {
+          const Transfer& t = index.transfer(x, index.round_of(k));
+          ASSERT_TRUE(t.src == r || t.dst == r) << "case " << c << " rank " << r << " transfer " << x;
+        }
+      }
+      ASSERT_EQ(got, expected[r]) << "case " << c << " rank " << r;
+    }
+    std::sort(records.begin(), records.end());
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      ASSERT_EQ(records[i].first, i) << "case " << c << ": records are not dense";
+      if (i > 0) {
+        ASSERT_LE(records[i - 1].second, records[i].second) << "case " << c << " record " << i;
+      }
+    }
+  }
 }
 
 }  // namespace

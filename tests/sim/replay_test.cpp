@@ -403,5 +403,68 @@ TEST(Replay, RankWithoutTransfersFinishesAtArrival) {
   }
 }
 
+
+// On a contended fabric the one-sweep path runs when no link can bind in the run: Ring on the
+// 2:1 cluster (a few cross-leaf flows per leaf, far below a leaf link's capacity) takes it and
+// gives the event path's times; StragglAR there fills the leaf links and does not.
+TEST(Replay, ContendedFabricTakesTheFastPathWhenNoLinkCanBind) {
+  const Rank n = 256;
+  const Topology topo = load_topology("cluster_h100_1024_2to1", n);
+  std::vector<double> arrival(n, 0.0);
+  arrival.back() = 30e-3;
+  RunConfig c = config(topo, 1 << 30, StartMode::Barrier, arrival);
+  c.record_trace = true;
+  bool fast = false;
+  const Schedule ring = generate_schedule("ring", AlgorithmOptions{n, {}, 0});
+  const RunResult a = replay(ring, c, true, &fast);
+  EXPECT_TRUE(fast) << "no leaf link binds under Ring";
+  const RunResult b = replay(ring, c, false);
+  expect_rel(a.time_s, b.time_s, 1e-12);
+  for (Rank r = 0; r < n; ++r) expect_rel(a.finish_s[r], b.finish_s[r], 1e-12);
+  ASSERT_EQ(a.trace.size(), b.trace.size());
+  for (std::size_t i = 0; i < a.trace.size(); ++i) expect_rel(a.trace[i].end_s, b.trace[i].end_s, 1e-12);
+  replay(generate_schedule("stragglar", AlgorithmOptions{n, {}, 0}), c, true, &fast);
+  EXPECT_FALSE(fast) << "StragglAR's rounds fill the leaf links";
+}
+
+// Random multi-port schedules on oversubscribed clusters and dgx1, light enough that some runs
+// cannot bind anywhere: whenever the fast path runs, it gives the event path's times (1e-12),
+// and it runs in a good share of the cases (else the bound would be too loose to matter).
+TEST(Replay, FastPathOnSharedLinksOnlyWhenExact) {
+  std::mt19937_64 rng(3141);
+  const auto pick = [&rng](std::uint64_t bound) { return static_cast<std::uint32_t>(rng() % bound); };
+  int fast_runs = 0;
+  int event_runs = 0;
+  for (int k = 0; k < 300; ++k) {
+    Topology topo;
+    if (k % 4 == 0) {
+      topo = make_dgx1(8, LinkModel{pick(2) ? 3e-6 : 0.0, 25e9, 0.0});
+    } else {
+      ClusterSpec spec;
+      spec.gpus_per_node = 1 + pick(4);
+      spec.nodes_per_leaf = 1 + pick(3);
+      spec.oversubscription = 1.5 + pick(4);
+      spec.rail_optimized = pick(2) == 1;
+      topo = make_cluster(6 + pick(27), spec, 0.0, "random_over");
+    }
+    const Rank n = topo.n;
+    const Schedule s = hand(n, 8, 3 * n, {test::random_rounds(rng, n, 8, 1 + pick(6), 1 + pick(n / 2))});
+    std::vector<double> arrival(n, 0.0);
+    for (Rank r = 0; r < n; ++r) arrival[r] = pick(3) == 0 ? 1e-6 * pick(300) : 0.0;
+    RunConfig c = config(topo, 8.0 * (1 << 20), pick(2) ? StartMode::Eager : StartMode::Barrier, arrival);
+    c.record_trace = true;
+    bool fast = false;
+    const RunResult a = replay(s, c, true, &fast);
+    (fast ? fast_runs : event_runs)++;
+    if (!fast) continue;
+    const RunResult b = replay(s, c, false);
+    SCOPED_TRACE("case " + std::to_string(k) + " " + topo.name);
+    expect_rel(a.time_s, b.time_s, 1e-12);
+    for (std::size_t i = 0; i < a.trace.size(); ++i) expect_rel(a.trace[i].end_s, b.trace[i].end_s, 1e-12);
+  }
+  EXPECT_GT(fast_runs, 30);
+  EXPECT_GT(event_runs, 30);
+}
+
 }  // namespace
 }  // namespace collsim

@@ -24,7 +24,9 @@
 // sender or one receiver (Topology::links_owned_by_endpoints) and no round uses such a link
 // twice, no two flows ever share a link and each transfer takes exactly latency + m / (route
 // bottleneck): one sweep over the transfers in round order computes every time (tens of
-// millions of transfers per second). Otherwise an event-driven simulation re-shares bandwidth
+// millions of transfers per second). The same holds on shared links when no link can bind in
+// the run: per link, the largest caps that any one round of each rank puts on it, summed over the
+// ranks, fit its capacity (Ring on an oversubscribed cluster). Otherwise an event-driven simulation re-shares bandwidth
 // once per simulated date, among the flows connected to what changed through links that can
 // bind (their flows' caps exceed their capacity). That covers every topology, oversubscribed
 // fabrics included: there a few congested leaf uplinks bind at a time, and flows that cross the
