@@ -185,7 +185,8 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .supported_n = "n = nodes x GPUs per node of a cluster topology",
        .hierarchical = true,
        .n_constraint = &hierarchical_constraint,
-       .generate = &generate_hierarchical},
+       .generate = &generate_hierarchical,
+       .closed_form = &hierarchical_closed_form},
       {.name = "hierarchical_rhd",
        .summary = "ring ReduceScatter inside each node, recursive halving/doubling across nodes on each NIC rail, ring "
                   "AllGather inside each node",
@@ -194,7 +195,8 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .supported_n = "n = nodes x GPUs per node of a cluster topology",
        .hierarchical = true,
        .n_constraint = &hierarchical_constraint,
-       .generate = &generate_hierarchical_rhd},
+       .generate = &generate_hierarchical_rhd,
+       .closed_form = &hierarchical_rhd_closed_form},
       {.name = "ring_multichannel",
        .summary = "NCCL's multi-channel ring: one ring over every GPU per NIC rail, 1/G of the buffer each, "
                   "NVLink chains inside nodes",
