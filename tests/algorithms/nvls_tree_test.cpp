@@ -119,6 +119,11 @@ TEST(NvlsTree, DepthGrowsWithTheBuffer) {
   }
   const Schedule s = generate_schedule("nvls_tree", options);
   EXPECT_EQ(s.num_chunks, 8 * large) << "generate_schedule() takes the depth from depth_for when the size is known";
+  // At 16,384 GPUs the transfer budget caps the 84 steps the formula asks for at 48.
+  options.n = 16384;
+  EXPECT_EQ(nvls_tree_depth(options), 96u);
+  options.n = 4096;
+  EXPECT_GT(nvls_tree_depth(options), 96u) << "4,096 GPUs are not capped";
 }
 
 }  // namespace

@@ -72,7 +72,8 @@ Schedule generate_nvls_tree(const AlgorithmOptions& options);
 /// Empty when n = nodes x gpus_per_node and the switch can reduce (or that is not known).
 std::string nvls_tree_unsupported(Rank n, const NConstraintContext& context);
 /// The pipeline depth (pieces, even, 2 to 256) that minimises (C + L)(alpha + S / (G C B)),
-/// C = P / 2 steps after L of fill and drain: C = sqrt(L S / (G B alpha)). Preconditions: the
+/// C = P / 2 steps after L of fill and drain: C = sqrt(L S / (G B alpha)), at most 48 x 16384 / n
+/// steps (a transfer budget: about 10 M at 16,384 GPUs). Preconditions: the
 /// options' sizing and gpus_per_node > 0 (generate_schedule() only calls it then).
 std::uint32_t nvls_tree_depth(const AlgorithmOptions& options);
 
