@@ -32,6 +32,7 @@ STYLE = {
     "nccl_tree": ("#c5b0d5", "d"),
     "stragglar_cluster": ("#8b0000", "*"),
     "nvls": ("#393b79", "8"),
+    "nvls_tree": ("#5254a3", "d"),
     "nccl": ("#000000", "x"),
 }
 
@@ -64,6 +65,7 @@ LABEL = {
     "nccl_tree": "NCCL tree (chains + double binary tree)",
     "stragglar_cluster": "StragglAR-cluster",
     "nvls": "NVLS (switch reduction)",
+    "nvls_tree": "NCCL NVLS + tree",
     "nccl": "NCCL's choice",
 }
 

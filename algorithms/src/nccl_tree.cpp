@@ -35,21 +35,18 @@
 
 #include "collsim/algorithms/generators.hpp"
 #include "collsim/models/error.hpp"
+#include "pipelined_tree.hpp"
 
 namespace collsim {
 
 namespace {
 
-constexpr Rank kNoParent = 0xFFFFFFFFu;
-
 // Parent of every rank in tree (channel, tree) as described in the header; kNoParent at the root.
 std::vector<Rank> tree_parents(std::uint32_t nodes, std::uint32_t g, std::uint32_t channel, int tree) {
   std::vector<Rank> parent(static_cast<std::size_t>(nodes) * g, kNoParent);
-  auto node_at = [nodes, tree](std::uint32_t position) { return tree == 0 ? position : nodes - 1 - position; };
-  for (std::uint32_t p = 0; p < nodes; ++p) {
-    const std::uint32_t node = node_at(p);
-    const Rank head = node * g + channel;
-    if (p > 0) parent[head] = node_at((p - 1) / 2) * g + channel;
+  const std::vector<Rank> node_parent = double_binary_tree_node_parents(nodes, tree);
+  for (std::uint32_t node = 0; node < nodes; ++node) {
+    if (node_parent[node] != kNoParent) parent[node * g + channel] = node_parent[node] * g + channel;
     for (std::uint32_t i = 1; i < g; ++i) {
       parent[node * g + (channel + i) % g] = node * g + (channel + i - 1) % g;
     }
@@ -79,48 +76,16 @@ Schedule generate_nccl_tree(const AlgorithmOptions& options) {
   const std::uint32_t nodes = n / g;
 
   struct Tree {
-    std::vector<Rank> parent;
-    std::vector<std::uint32_t> start, depth;  // round of a rank's first send up; edges to the root
-    std::uint32_t root_start = 0;             // round from which the root has chunk 0 reduced
+    PipelinedTree plan;
     std::uint32_t offset = 0;
   };
   std::vector<Tree> trees;
   std::uint32_t rounds = 0;
   for (std::uint32_t c = 0; c < g; ++c) {
     for (int t = 0; t < 2; ++t) {
-      Tree tree;
-      tree.parent = tree_parents(nodes, g, c, t);
-      tree.offset = (2 * c + static_cast<std::uint32_t>(t)) * chunks;
-      // Depths by walking to the root (at most N/2 + G steps); send rounds from the deepest rank up.
-      tree.depth.assign(n, 0);
-      for (Rank r = 0; r < n; ++r) {
-        for (Rank q = r; tree.parent[q] != kNoParent; q = tree.parent[q]) ++tree.depth[r];
-      }
-      std::vector<Rank> by_depth(n);
-      for (Rank r = 0; r < n; ++r) by_depth[r] = r;
-      std::stable_sort(by_depth.begin(), by_depth.end(),
-                       [&](Rank a, Rank b) { return tree.depth[a] > tree.depth[b]; });
-      std::vector<std::vector<Rank>> children(n);
-      for (const Rank r : by_depth) {
-        if (tree.parent[r] != kNoParent) children[tree.parent[r]].push_back(r);
-      }
-      tree.start.assign(n, 0);
-      for (const Rank r : by_depth) {
-        // Every child of r is final here (deeper). Siblings must not add the same chunk into r in
-        // one round, so their first rounds are made distinct, keeping each as early as it can be.
-        std::vector<Rank>& kids = children[r];
-        std::sort(kids.begin(), kids.end(), [&](Rank a, Rank b) { return tree.start[a] < tree.start[b]; });
-        std::uint32_t next = 0;
-        for (const Rank k : kids) {
-          tree.start[k] = std::max(tree.start[k], next);
-          next = tree.start[k] + 1;
-        }
-        tree.start[r] = next;
-        if (tree.parent[r] == kNoParent) tree.root_start = next;
-      }
-      const std::uint32_t max_depth = *std::max_element(tree.depth.begin(), tree.depth.end());
+      Tree tree{plan_pipelined_tree(tree_parents(nodes, g, c, t)), (2 * c + static_cast<std::uint32_t>(t)) * chunks};
       // The last broadcast leaves a rank at depth max_depth - 1 in round C - 1 + R + max_depth - 1.
-      rounds = std::max(rounds, chunks + tree.root_start + max_depth - 1);
+      rounds = std::max(rounds, chunks + tree.plan.root_start + tree.plan.max_depth - 1);
       trees.push_back(std::move(tree));
     }
   }
@@ -136,19 +101,17 @@ Schedule generate_nccl_tree(const AlgorithmOptions& options) {
     std::fill(sends.begin(), sends.end(), 0);
     std::fill(receives.begin(), receives.end(), 0);
     for (const Tree& tree : trees) {
+      const PipelinedTree& plan = tree.plan;
       for (Rank r = 0; r < n; ++r) {
-        const Rank up = tree.parent[r];
+        const Rank up = plan.parent[r];
         if (up == kNoParent) continue;
-        // r sends chunk j up in round j + start(r).
-        if (round >= tree.start[r] && round - tree.start[r] < chunks) {
-          phase.add(r, up, tree.offset + round - tree.start[r], 1, Op::Reduce);
+        if (round >= plan.up_step(r, 0) && round - plan.up_step(r, 0) < chunks) {
+          phase.add(r, up, tree.offset + round - plan.up_step(r, 0), 1, Op::Reduce);
           ++sends[r];
           ++receives[up];
         }
-        // Its parent, at depth d - 1, sends chunk j down in round j + R + d - 1.
-        const std::uint32_t lag = tree.root_start + tree.depth[up];
-        if (round >= lag && round - lag < chunks) {
-          phase.add(up, r, tree.offset + round - lag, 1, Op::Copy);
+        if (round >= plan.down_step(r, 0) && round - plan.down_step(r, 0) < chunks) {
+          phase.add(up, r, tree.offset + round - plan.down_step(r, 0), 1, Op::Copy);
           ++sends[up];
           ++receives[r];
         }

@@ -29,10 +29,10 @@ std::string nvls_unsupported(Rank n, const NConstraintContext& context) {
   if (context.switch_reduction && !*context.switch_reduction) {
     return "the topology's NVSwitch cannot reduce in the network (its file does not set 'switch_reduction: true')";
   }
-  // One switch rank: the GPUs must share one node's NVSwitch. Multi-node NVLS (NCCL's NVLS
-  // tree) would need a switch rank per node and an inter-node step, which is not built.
+  // One switch rank: the GPUs must share one node's NVSwitch. Across nodes NCCL runs NVLS with a
+  // tree between the nodes, which is nvls_tree (nvls_tree.cpp).
   if (context.gpus_per_node && n > *context.gpus_per_node) {
-    return fmt::format("the {} GPUs span several nodes of {}; nvls reduces in one node's NVSwitch", n,
+    return fmt::format("the {} GPUs span several nodes of {}; nvls reduces in one node's NVSwitch (nvls_tree runs across nodes)", n,
                        *context.gpus_per_node);
   }
   return "";

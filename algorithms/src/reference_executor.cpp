@@ -35,6 +35,9 @@ void execute_on_buffers(const Schedule& schedule, std::size_t elements_per_chunk
   };
   // Switch ranks hold zeros at first; contributions reduced into one add up, whatever their number.
   std::vector<std::vector<double>> switch_buffers(schedule.num_switch_ranks, std::vector<double>(buffer_elems, 0.0));
+  // A switch stores nothing once it has multicast a chunk: per (switch, chunk), whether it has
+  // sent the chunk since the last contribution, which then starts a new sum from zero.
+  std::vector<bool> multicast(static_cast<std::size_t>(schedule.num_switch_ranks) * schedule.num_chunks, false);
   const auto buffer = [&](Rank r) -> std::vector<double>& {
     return r < schedule.n ? buffers[r] : switch_buffers[r - schedule.n];
   };
@@ -54,6 +57,11 @@ void execute_on_buffers(const Schedule& schedule, std::size_t elements_per_chunk
         const std::size_t offset = t.chunk_begin * chunk_elems;
         const std::size_t count = t.chunk_count * chunk_elems;
         const auto& src = buffer(t.src);
+        if (schedule.is_switch(t.src)) {
+          for (std::uint32_t c = t.chunk_begin; c < t.chunk_begin + t.chunk_count; ++c) {
+            multicast[static_cast<std::size_t>(t.src - schedule.n) * schedule.num_chunks + c] = true;
+          }
+        }
         incoming.push_back(Incoming{t.dst, offset, t.op, staging.size(), count});
         staging.insert(staging.end(), src.begin() + static_cast<std::ptrdiff_t>(offset),
                        src.begin() + static_cast<std::ptrdiff_t>(offset + count));
@@ -61,6 +69,14 @@ void execute_on_buffers(const Schedule& schedule, std::size_t elements_per_chunk
       for (const Incoming& in : incoming) {
         double* dst = buffer(in.dst).data() + in.offset;
         const double* data = staging.data() + in.staged;
+        if (schedule.is_switch(in.dst)) {
+          for (std::size_t c = in.offset / chunk_elems; c < (in.offset + in.count) / chunk_elems; ++c) {
+            const std::size_t cell = static_cast<std::size_t>(in.dst - schedule.n) * schedule.num_chunks + c;
+            if (!multicast[cell]) continue;
+            multicast[cell] = false;
+            std::fill_n(buffer(in.dst).data() + c * chunk_elems, chunk_elems, 0.0);
+          }
+        }
         if (in.op == Op::Copy) {
           std::copy(data, data + in.count, dst);
         } else {

@@ -40,6 +40,10 @@ std::string stragglar_cluster_constraint(Rank n, const NConstraintContext& conte
 // chunks per tree than the up and down depth of about 2 (G + log2 N) rounds that fill and drain it.
 constexpr std::uint32_t kNcclTreePipelineChunks = 64;
 
+// nvls_tree: pieces of the buffer (half per tree) when the buffer size is not known; callers that
+// know it get nvls_tree_depth, which on 128 H100 nodes goes from 12 at 1 MiB to 138 at 1 GiB.
+constexpr std::uint32_t kNvlsTreePipelineChunks = 64;
+
 // Chunks per slice of stragglar_cluster (one per tree and pipeline step) when the buffer size is
 // not known (callers that know it get stragglar_cluster_depth): near the best depth at 1 GiB on
 // 128 H100 nodes; every step costs two network latencies, which small buffers feel.
@@ -186,7 +190,8 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .supported_n = "n = nodes x GPUs per node of a cluster topology",
        .hierarchical = true,
        .n_constraint = &hierarchical_constraint,
-       .generate = &generate_hierarchical},
+       .generate = &generate_hierarchical,
+       .closed_form = &hierarchical_closed_form},
       {.name = "hierarchical_rhd",
        .summary = "ring ReduceScatter inside each node, recursive halving/doubling across nodes on each NIC rail, ring "
                   "AllGather inside each node",
@@ -195,7 +200,8 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .supported_n = "n = nodes x GPUs per node of a cluster topology",
        .hierarchical = true,
        .n_constraint = &hierarchical_constraint,
-       .generate = &generate_hierarchical_rhd},
+       .generate = &generate_hierarchical_rhd,
+       .closed_form = &hierarchical_rhd_closed_form},
       {.name = "ring_multichannel",
        .summary = "NCCL's multi-channel ring: one ring over every GPU per NIC rail, 1/G of the buffer each, "
                   "NVLink chains inside nodes",
@@ -215,6 +221,19 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .default_pipeline_chunks = kNcclTreePipelineChunks,
        .n_constraint = &hierarchical_constraint,
        .generate = &generate_nccl_tree},
+      {.name = "nvls_tree",
+       .summary = "NCCL's NVLS + tree: reduce-scatter through each node's NVSwitch, a double binary tree across the "
+                  "nodes per NIC rail, all-gather by switch multicast, pipelined",
+       .reference = "NVIDIA NCCL 2.18+ NVLSTree algorithm (NVLink SHARP inside nodes, trees between them); Sanders, "
+                    "Speck, Traeff: Two-tree algorithms for full bandwidth broadcast, reduction and scan (Parallel "
+                    "Computing 2009)",
+       .supported_n = "n = nodes x GPUs per node of a cluster topology whose NVSwitches reduce (switch_reduction: true)",
+       .hierarchical = true,
+       .needs_switch_reduction = true,
+       .default_pipeline_chunks = kNvlsTreePipelineChunks,
+       .depth_for = &nvls_tree_depth,
+       .n_constraint = &nvls_tree_unsupported,
+       .generate = &generate_nvls_tree},
       {.name = "stragglar_cluster",
        .summary = "while one GPU is late the others reduce everything else (nodes, then two trees per rail); then a "
                   "pipelined two-tree broadcast per rail from its node, spread over NVLink as it lands",

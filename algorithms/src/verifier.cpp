@@ -113,6 +113,7 @@ class Verifier {
     if (s_.ports == 0) report(kNone, kNone, "ports is 0: no rank may send or receive");
     // Switch ranks (schedule.hpp) start with empty sets: they hold no data of their own.
     state_.resize(static_cast<std::size_t>(s_.num_ranks()) * s_.num_chunks);
+    multicast_.assign(static_cast<std::size_t>(s_.num_switch_ranks) * s_.num_chunks, false);
     for (Rank r = 0; r < s_.n; ++r) {
       for (std::uint32_t c = 0; c < s_.num_chunks; ++c) at(r, c) = RankSet{r, r + 1, 0, 0};
     }
@@ -136,6 +137,10 @@ class Verifier {
   };
 
   RankSet& at(Rank r, std::uint32_t c) { return state_[static_cast<std::size_t>(r) * s_.num_chunks + c]; }
+  // Whether switch rank `sw` has sent chunk c since the last contribution to it.
+  std::vector<bool>::reference multicast(Rank sw, std::uint32_t c) {
+    return multicast_[static_cast<std::size_t>(sw - s_.n) * s_.num_chunks + c];
+  }
   bool full() const { return diags_.size() >= max_; }
   void report(std::size_t phase, std::size_t round, std::string msg) {
     if (!full()) diags_.push_back(Diagnostic{phase, round, std::move(msg)});
@@ -170,6 +175,9 @@ class Verifier {
       }
       count_port(sends_, t.src, p, r, "sends");
       count_port(recvs_, t.dst, p, r, "receives");
+      if (s_.is_switch(t.src)) {
+        for (std::uint32_t c = t.chunk_begin; c < t.chunk_begin + t.chunk_count; ++c) multicast(t.src, c) = true;
+      }
       if (s_.is_switch(t.dst)) {
         // Contributions to a switch are summed when the round ends, all of them together.
         for (std::uint32_t c = t.chunk_begin; c < t.chunk_begin + t.chunk_count; ++c) {
@@ -245,6 +253,11 @@ class Verifier {
 
   void accumulate(std::size_t p, std::size_t r, const Pending& in) {
     RankSet& cell = at(in.dst, in.chunk);
+    // The switch stores nothing once it has multicast a chunk: the next contribution starts a new sum.
+    if (multicast(in.dst, in.chunk)) {
+      multicast(in.dst, in.chunk) = false;
+      cell = RankSet{};
+    }
     store_.load(cell, dst_);
     store_.load(in.value, src_);
     if (!merge_disjoint(src_, dst_, merged_)) {
@@ -287,6 +300,7 @@ class Verifier {
   std::size_t max_;
   std::vector<Diagnostic> diags_;
   std::vector<RankSet> state_;
+  std::vector<bool> multicast_;  // per (switch rank, chunk): see multicast()
   SetStore store_;
   std::vector<Pending> pending_;
   std::vector<Interval> src_, dst_, merged_;

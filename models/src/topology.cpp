@@ -48,23 +48,32 @@ std::uint32_t full_mesh_link(std::uint32_t n, std::uint32_t src, std::uint32_t d
   return src * (n - 1) + (dst < src ? dst : dst - 1);
 }
 
-// Number of leaves and GPUs under one leaf of a cluster (leaf radix in GPUs).
+// Number of leaves and NICs under one leaf of a cluster (leaf radix in NICs).
 struct LeafLayout {
   std::uint32_t leaves = 0;
-  std::uint32_t gpus_per_leaf = 0;
+  std::uint32_t nics_per_leaf = 0;
 };
 
 LeafLayout leaf_layout(std::uint32_t n, const ClusterSpec& c) {
   const std::uint32_t nodes = (n + c.gpus_per_node - 1) / c.gpus_per_node;
   const std::uint32_t groups = (nodes + c.nodes_per_leaf - 1) / c.nodes_per_leaf;
-  if (c.rail_optimized) return {groups * c.gpus_per_node, c.nodes_per_leaf};
-  return {groups, c.nodes_per_leaf * c.gpus_per_node};
+  if (c.rail_optimized) return {groups * c.nics(), c.nodes_per_leaf};
+  return {groups, c.nodes_per_leaf * c.nics()};
+}
+
+// NIC of a GPU among its node's: consecutive GPUs share one (topology.hpp).
+std::uint32_t local_nic(const ClusterSpec& c, std::uint32_t gpu) {
+  return gpu % c.gpus_per_node / (c.gpus_per_node / c.nics());
+}
+
+std::uint32_t cluster_nic(const ClusterSpec& c, std::uint32_t gpu) {
+  return gpu / c.gpus_per_node * c.nics() + local_nic(c, gpu);
 }
 
 std::uint32_t cluster_leaf(const ClusterSpec& c, std::uint32_t gpu) {
   const std::uint32_t node = gpu / c.gpus_per_node;
   const std::uint32_t group = node / c.nodes_per_leaf;
-  return c.rail_optimized ? group * c.gpus_per_node + gpu % c.gpus_per_node : group;
+  return c.rail_optimized ? group * c.nics() + local_nic(c, gpu) : group;
 }
 
 }  // namespace
@@ -110,14 +119,15 @@ void Topology::route_into(std::uint32_t src, std::uint32_t dst, std::vector<std:
         out.push_back(n + dst);
         return;
       }
-      out.push_back(2 * n + src);
+      const std::uint32_t nics = num_nics();
+      out.push_back(2 * n + cluster_nic(c, src));
       const std::uint32_t leaf_src = cluster_leaf(c, src);
       const std::uint32_t leaf_dst = cluster_leaf(c, dst);
       if (leaf_src != leaf_dst) {
-        out.push_back(4 * n + leaf_src);
-        out.push_back(4 * n + num_leaves() + leaf_dst);
+        out.push_back(2 * n + 2 * nics + leaf_src);
+        out.push_back(2 * n + 2 * nics + num_leaves() + leaf_dst);
       }
-      out.push_back(3 * n + dst);
+      out.push_back(2 * n + nics + cluster_nic(c, dst));
       return;
     }
   }
@@ -163,14 +173,27 @@ bool Topology::non_blocking() const {
 }
 
 bool Topology::never_binding(std::uint32_t link_id) const {
-  return kind == TopologyKind::Cluster && cluster.oversubscription <= 1.0 && link_id >= 4 * n;
+  return kind == TopologyKind::Cluster && cluster.oversubscription <= 1.0 && link_id >= 2 * n + 2 * num_nics();
 }
 
 bool Topology::links_owned_by_endpoints() const {
   // dgx1 forwards traffic through intermediate GPUs, so one link carries several senders'
-  // flows; an oversubscribed cluster's leaf links bind and are shared by a whole leaf.
+  // flows; an oversubscribed cluster's leaf links bind and are shared by a whole leaf, and a
+  // NIC shared by GPUs carries all of their flows.
   return kind == TopologyKind::NvSwitch || kind == TopologyKind::FullMesh ||
-         (kind == TopologyKind::Cluster && cluster.oversubscription <= 1.0);
+         (kind == TopologyKind::Cluster && cluster.oversubscription <= 1.0 && cluster.nics() == cluster.gpus_per_node);
+}
+
+std::uint32_t Topology::nic_of(std::uint32_t gpu) const {
+  if (kind != TopologyKind::Cluster) {
+    throw ConfigError(fmt::format("topology '{}' ({}) has no NICs", name, topology_kind_name(kind)));
+  }
+  if (gpu >= n) throw ConfigError(fmt::format("topology '{}': GPU {} outside 0..{}", name, gpu, n - 1));
+  return cluster_nic(cluster, gpu);
+}
+
+std::uint32_t Topology::num_nics() const {
+  return kind == TopologyKind::Cluster && n > 0 ? cluster_nic(cluster, n - 1) + 1 : 0;
 }
 
 std::uint32_t Topology::leaf_of(std::uint32_t gpu) const {
@@ -199,7 +222,9 @@ void Topology::check() const {
       expected = links.size();
       break;
     }
-    case TopologyKind::Cluster: expected = 4 * static_cast<std::size_t>(n) + 2 * num_leaves(); break;
+    case TopologyKind::Cluster:
+      expected = 2 * static_cast<std::size_t>(n) + 2 * std::size_t{num_nics()} + 2 * num_leaves();
+      break;
   }
   if (links.size() != expected) {
     throw ConfigError(fmt::format("topology '{}' ({}, n = {}): {} links, expected {} (build it with make_{})",
@@ -356,6 +381,10 @@ Topology make_cluster(std::uint32_t n, const ClusterSpec& spec, double gamma_s_p
     throw ConfigError(fmt::format("{}: gpus_per_node = {} and nodes_per_leaf = {} must be >= 1", name,
                                   spec.gpus_per_node, spec.nodes_per_leaf));
   }
+  if (spec.gpus_per_node % spec.nics() != 0) {
+    throw ConfigError(fmt::format("{}: nics_per_node = {} must divide gpus_per_node = {} (the GPUs share the NICs evenly)",
+                                  name, spec.nics(), spec.gpus_per_node));
+  }
   if (!(spec.oversubscription >= 1.0) || !std::isfinite(spec.oversubscription)) {
     throw ConfigError(fmt::format("{}: oversubscription {} must be a finite ratio >= 1 (2 means 2:1)", name,
                                   spec.oversubscription));
@@ -371,7 +400,8 @@ Topology make_cluster(std::uint32_t n, const ClusterSpec& spec, double gamma_s_p
   t.cluster = spec;
   t.link = LinkModel{spec.network_latency_s, spec.nic_bandwidth_Bps, gamma_s_per_byte};
   const LeafLayout layout = leaf_layout(n, spec);
-  t.links.reserve(4 * static_cast<std::size_t>(n) + 2 * layout.leaves);
+  const std::uint32_t nics = t.num_nics();
+  t.links.reserve(2 * static_cast<std::size_t>(n) + 2 * std::size_t{nics} + 2 * layout.leaves);
   const double nvl_lat = spec.nvlink_latency_s / 2;
   const double nic_lat = spec.network_latency_s / 2;
   t.link_classes = {{kNvlinkClass, spec.nvlink_latency_s, spec.nvlink_bandwidth_Bps},
@@ -382,17 +412,21 @@ Topology make_cluster(std::uint32_t n, const ClusterSpec& spec, double gamma_s_p
       t.links.push_back({fmt::format("gpu{}_nvl_{}", g, dir), spec.nvlink_bandwidth_Bps, nvl_lat, kNvl, 0.5, 1.0});
     }
   }
+  // With a NIC per GPU, NIC m is GPU m's; a shared NIC is named after its node.
+  const bool own_nics = spec.nics() == spec.gpus_per_node;
   for (const char* dir : {"up", "down"}) {
-    for (std::uint32_t g = 0; g < n; ++g) {
-      t.links.push_back({fmt::format("gpu{}_nic_{}", g, dir), spec.nic_bandwidth_Bps, nic_lat, kNet, 0.5, 1.0});
+    for (std::uint32_t m = 0; m < nics; ++m) {
+      std::string nic_name = own_nics ? fmt::format("gpu{}_nic_{}", m, dir)
+                                      : fmt::format("node{}_nic{}_{}", m / spec.nics(), m % spec.nics(), dir);
+      t.links.push_back({std::move(nic_name), spec.nic_bandwidth_Bps, nic_lat, kNet, 0.5, 1.0});
     }
   }
   // The spine layer as one aggregated bundle per leaf: with ideal load balancing across spines
   // a leaf can push (its down capacity) / oversubscription into the spine layer and receive the
   // same; static single-spine routes would invent collisions that ECMP spreads in reality.
-  const double leaf_capacity = layout.gpus_per_leaf * spec.nic_bandwidth_Bps / spec.oversubscription;
+  const double leaf_capacity = layout.nics_per_leaf * spec.nic_bandwidth_Bps / spec.oversubscription;
   // The spine bundles belong to the network class: they scale with the NIC bandwidth and add no latency.
-  const double leaf_multiple = layout.gpus_per_leaf / spec.oversubscription;
+  const double leaf_multiple = layout.nics_per_leaf / spec.oversubscription;
   for (const char* dir : {"up", "down"}) {
     for (std::uint32_t l = 0; l < layout.leaves; ++l) {
       t.links.push_back({fmt::format("leaf{}_{}", l, dir), leaf_capacity, 0.0, kNet, 0.0, leaf_multiple});

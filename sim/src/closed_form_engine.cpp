@@ -40,10 +40,17 @@ RunResult ClosedFormEngine::run(const Schedule& given, const RunConfig& config) 
         "--engine replay",
         config.execution.launch_s));
   }
-  if (topo.kind != TopologyKind::NvSwitch && topo.kind != TopologyKind::FullMesh) {
+  const AlgorithmInfo* row = find_algorithm_or_null(schedule.algorithm);
+  // Two-level formulas (hierarchical rows) hold on a cluster where nothing but a GPU's own
+  // NVLink and NIC can limit a flow: 1:1 fabric, a NIC per GPU, whole nodes.
+  const bool contention_free_cluster = topo.kind == TopologyKind::Cluster && topo.links_owned_by_endpoints() &&
+                                       schedule.n % topo.cluster.gpus_per_node == 0;
+  if (topo.kind != TopologyKind::NvSwitch && topo.kind != TopologyKind::FullMesh &&
+      !(row != nullptr && row->hierarchical && contention_free_cluster)) {
     throw ConfigError(fmt::format(
-        "the closed_form engine assumes a homogeneous any-to-any fabric (nvswitch or full_mesh); "
-        "topology '{}' is {} (use --engine replay or simgrid)", topo.name, topology_kind_name(topo.kind)));
+        "the closed_form engine assumes a homogeneous any-to-any fabric (nvswitch or full_mesh), or for the "
+        "hierarchical algorithms a cluster of whole nodes with a 1:1 fabric and a NIC per GPU; topology '{}' is {} "
+        "(use --engine replay or simgrid)", topo.name, topology_kind_name(topo.kind)));
   }
   const double base = *std::min_element(arrivals.begin(), arrivals.end());
   std::int64_t late = -1;
@@ -95,6 +102,10 @@ RunResult ClosedFormEngine::run(const Schedule& given, const RunConfig& config) 
   input.schedule_rounds = static_cast<std::uint32_t>(schedule.num_rounds());
   input.agreement_s = plan.agreement_s();
   input.switch_efficiency = topo.switch_reduction_efficiency;
+  if (topo.kind == TopologyKind::Cluster) {
+    input.gpus_per_node = topo.cluster.gpus_per_node;
+    input.node_link = LinkModel{topo.cluster.nvlink_latency_s, topo.cluster.nvlink_bandwidth_Bps, topo.link.gamma_s_per_byte};
+  }
   const ClosedFormResult formula = info.closed_form(input);
 
   RunResult result;

@@ -239,7 +239,7 @@ TEST(Baselines, ClosedFormsMatchTheGeneratedSchedules) {
   int compared = 0;
   for (const auto& info : all_algorithms()) {
     const std::string algo(info.name);
-    if (info.hierarchical) continue;  // no closed form, tested in hierarchical_test.cpp
+    if (info.hierarchical) continue;  // closed forms on clusters: tests/sim/hierarchical_closed_form_test.cpp
     ASSERT_TRUE(info.has_closed_form()) << algo;
     const bool pipelined = info.default_pipeline_chunks > 0;
     for (std::uint32_t chunks : pipelined ? std::vector<std::uint32_t>{0, 4, 6} : std::vector<std::uint32_t>{0}) {

@@ -108,13 +108,34 @@ TEST(Nvls, RejectsADoubleContribution) {
   auto d = verify_schedule(twice);
   EXPECT_TRUE(mentions(d, "double contribution")) << all_messages(twice, d);
   EXPECT_FALSE(execute_reference(twice).correct);
-  // ... or in a later round, into what the switch still holds.
+  // ... or in a later round, into what the switch still holds (it has not multicast it yet).
   Schedule later = s;
+  later.phases[0] = Phase("nvls");
+  later.phases[0].begin_round();
+  for (Rank g = 0; g < 4; ++g) later.phases[0].add(g, 4, 0, 1, Op::Reduce);
   later.phases[0].begin_round();
   later.phases[0].add(2, 4, 0, 1, Op::Reduce);
+  later.phases[0].begin_round();
+  for (Rank g = 0; g < 4; ++g) later.phases[0].add(4, g, 0, 1, Op::Copy);
   d = verify_schedule(later);
-  EXPECT_TRUE(mentions(d, "switch rank 4 chunk 0 receives contributions {0..3} it already holds {0..3}"))
+  EXPECT_TRUE(mentions(d, "switch rank 4 chunk 0 receives contributions {2} it already holds {0..3}"))
       << all_messages(later, d);
+}
+
+// The switch stores nothing it has multicast: after the multicast of chunk 0, GPU 1 alone
+// reduces its (complete) chunk 0 into the switch again, which multicasts it: a new sum of what
+// GPU 1 sent, not the old one added to it. Were the old sum kept, the verifier would report a
+// double contribution and the reference executor would deliver twice the total.
+TEST(Nvls, AContributionAfterAMulticastStartsANewSum) {
+  Schedule s = reduce_then_multicast(4);
+  s.phases[0].begin_round();
+  s.phases[0].add(1, 4, 0, 1, Op::Reduce);
+  s.phases[0].begin_round();
+  for (Rank g : {0u, 2u, 3u}) s.phases[0].add(4, g, 0, 1, Op::Copy);
+  const auto d = verify_schedule(s);
+  EXPECT_TRUE(d.empty()) << all_messages(s, d);
+  const ReferenceResult r = execute_reference(s, 3);
+  EXPECT_TRUE(r.correct) << r.first_mismatch;
 }
 
 TEST(Nvls, RejectsTransfersThatBreakTheSwitchRules) {

@@ -278,12 +278,13 @@ TEST(Cli, StragglarClusterRunsFromASpecAndHidesTheDelay) {
   EXPECT_LT(time_s[0] - 0.030, 0.6 * (time_s[1] - 0.030)) << time_s[0] << " vs " << time_s[1];
 }
 
-// NCCL's cluster algorithms run from a spec on a cluster topology and spread the buffer over
+// NCCL's cluster algorithms (nvls_tree: the nodes' switches reduce in cluster_h100_1024) run
+// from a spec on a cluster topology and spread the buffer over
 // every NIC: on 8 nodes at 1 GiB each takes under a quarter of the flat ring (which leaves each
 // node through one GPU's NIC) and of the flat double binary tree.
 TEST(Cli, NcclClusterAlgorithmsRunFromASpecAndUseEveryNic) {
   test::TempDir dir;
-  std::ofstream(dir.path() / "c.yaml") << "name: c\nalgorithms: [ring_multichannel, nccl_tree]\nn: 64\n"
+  std::ofstream(dir.path() / "c.yaml") << "name: c\nalgorithms: [ring_multichannel, nccl_tree, nvls_tree]\nn: 64\n"
                                        << "sizes: [1GiB]\ndelays: [0, 30ms]\ntopology: cluster_h100_1024\n";
   const auto out = (dir.path() / "out").string();
   const auto ok = run({"run", (dir.path() / "c.yaml").string(), "--out", out, "--quiet", "--no-plot"});
@@ -292,13 +293,14 @@ TEST(Cli, NcclClusterAlgorithmsRunFromASpecAndUseEveryNic) {
   const std::string text((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("ring_multichannel"), std::string::npos) << text;
   EXPECT_NE(text.find("nccl_tree"), std::string::npos) << text;
+  EXPECT_NE(text.find("nvls_tree"), std::string::npos) << text;
   auto time_of = [](const char* algo) {
     const auto r = run({"simulate", "--algo", algo, "-n", "64", "--topology", "cluster_h100_1024", "--json"});
     EXPECT_EQ(r.code, 0) << r.err;
     return r.code == 0 ? YAML::Load(r.out)["time_s"].as<double>() : 0.0;
   };
   const double ring = time_of("ring"), tree = time_of("double_binary_tree");
-  for (const char* algo : {"ring_multichannel", "nccl_tree"}) {
+  for (const char* algo : {"ring_multichannel", "nccl_tree", "nvls_tree"}) {
     const double t_s = time_of(algo);
     EXPECT_GT(t_s, 0.0) << algo;
     EXPECT_LT(t_s, 0.25 * ring) << algo;

@@ -222,7 +222,8 @@ TEST(ClosedFormEngine, AnyLateRankFlagHoldsAndIsEnforced) {
   for (const auto& info : all_algorithms()) {
     if (!info.has_closed_form() || info.straggler_aware) continue;
     for (Rank n : {3u, 4u, 6u, 8u}) {
-      const Schedule s = generate_schedule(info.name, AlgorithmOptions{n, {}, 0});
+      // Hierarchical rows need a node size: one GPU per node on a star is their flat form.
+      const Schedule s = generate_schedule(info.name, AlgorithmOptions{n, {}, 0, info.hierarchical ? 1u : 0u});
       for (Rank late = 0; late + 1 < n; ++late) {
         std::vector<double> arrival(n, 0.0);
         arrival[late] = 20e-6;

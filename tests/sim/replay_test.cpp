@@ -267,7 +267,9 @@ TEST(Replay, HierarchicalFastAndEventPathsAgree) {
     for (Rank nodes : {2u, 3u, 5u}) {
       const Rank n = nodes * spec.gpus_per_node;
       const Schedule s = generate_schedule(info.name, AlgorithmOptions{n, {}, 8, spec.gpus_per_node});
-      for (const Topology& topo : {make_cluster(n, spec, 1e-12, "c"), make_cluster(n, over, 0.0, "c2to1")}) {
+      // Switches that reduce, for nvls_tree; the other rows do not use them.
+      for (const Topology& topo :
+           {test::reducing(make_cluster(n, spec, 1e-12, "c")), test::reducing(make_cluster(n, over, 0.0, "c2to1"))}) {
         for (StartMode mode : {StartMode::Eager, StartMode::Barrier}) {
           std::vector<double> arrival(n, 0.0);
           arrival[n - 2] = 300e-6;

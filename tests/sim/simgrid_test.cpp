@@ -514,7 +514,9 @@ TEST(SimGrid, HierarchicalAgreesWithReplay) {
       const Rank n = nodes * spec.gpus_per_node;
       AlgorithmOptions options{n, {}, 0, spec.gpus_per_node};
       const Schedule s = generate_schedule(info.name, options);
-      for (const Topology& topo : {make_cluster(n, spec, 0.0, "c"), make_cluster(n, over, 0.0, "c2to1")}) {
+      // Switches that reduce, for nvls_tree; the other rows do not use them.
+      for (const Topology& topo :
+           {test::reducing(make_cluster(n, spec, 0.0, "c")), test::reducing(make_cluster(n, over, 0.0, "c2to1"))}) {
         std::vector<double> arrival(n, 0.0);
         arrival[n / 2] = 40e-6;
         RunConfig c = config(topo, 1e8, StartMode::Barrier, arrival);

@@ -107,10 +107,18 @@ TopologyKind parse_kind(const TopologyFile& f, const YAML::Node& node) {
 
 ClusterSpec parse_cluster(const TopologyFile& f, const YAML::Node& node) {
   f.only_keys(node, "cluster",
-              {"gpus_per_node", "nvlink_bandwidth", "nvlink_latency", "nic_bandwidth", "network_latency",
-               "nodes_per_leaf", "oversubscription", "rail_optimized"});
+              {"gpus_per_node", "nics_per_node", "nvlink_bandwidth", "nvlink_latency", "nic_bandwidth",
+               "network_latency", "nodes_per_leaf", "oversubscription", "rail_optimized"});
   ClusterSpec c;
   if (auto v = node["gpus_per_node"]) c.gpus_per_node = f.count(v, "cluster.gpus_per_node");
+  if (auto v = node["nics_per_node"]) {
+    c.nics_per_node = f.count(v, "cluster.nics_per_node");
+    if (c.gpus_per_node % c.nics_per_node != 0) {
+      throw ConfigError(fmt::format("{}: 'cluster.nics_per_node' = {} must divide cluster.gpus_per_node = {} (the "
+                                    "GPUs of a node share its NICs evenly)",
+                                    where(f.file(), v), c.nics_per_node, c.gpus_per_node));
+    }
+  }
   if (auto v = node["nvlink_bandwidth"]) c.nvlink_bandwidth_Bps = f.bandwidth(v, "cluster.nvlink_bandwidth");
   if (auto v = node["nvlink_latency"]) c.nvlink_latency_s = f.duration(v, "cluster.nvlink_latency");
   if (auto v = node["nic_bandwidth"]) c.nic_bandwidth_Bps = f.bandwidth(v, "cluster.nic_bandwidth");

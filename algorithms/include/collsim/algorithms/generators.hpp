@@ -64,6 +64,19 @@ std::string stragglar_cluster_unsupported(Rank n, std::uint32_t gpus_per_node);
 /// and gpus_per_node > 0 (generate_schedule() only calls it then).
 std::uint32_t stragglar_cluster_depth(const AlgorithmOptions& options);
 
+/// NCCL's NVLS + tree across nodes: reduce-scatter through each node's switch rank, a double
+/// binary tree per NIC rail across the nodes, all-gather by multicast (nvls_tree.cpp).
+/// options.pipeline_chunks = pieces of the buffer (even). Throws ScheduleError unless
+/// options.gpus_per_node divides n, or for an odd depth.
+Schedule generate_nvls_tree(const AlgorithmOptions& options);
+/// Empty when n = nodes x gpus_per_node and the switch can reduce (or that is not known).
+std::string nvls_tree_unsupported(Rank n, const NConstraintContext& context);
+/// The pipeline depth (pieces, even, 2 to 256) that minimises (C + L)(alpha + S / (G C B)),
+/// C = P / 2 steps after L of fill and drain: C = sqrt(L S / (G B alpha)), at most 48 x 16384 / n
+/// steps (a transfer budget: about 10 M at 16,384 GPUs). Preconditions: the
+/// options' sizing and gpus_per_node > 0 (generate_schedule() only calls it then).
+std::uint32_t nvls_tree_depth(const AlgorithmOptions& options);
+
 /// In-switch reduction and multicast over one switch rank, pipelined over options.pipeline_chunks.
 Schedule generate_nvls(const AlgorithmOptions& options);
 /// nvls pipeline depth for options.size_bytes on the sized link and switch efficiency.

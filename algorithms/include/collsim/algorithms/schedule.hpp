@@ -25,7 +25,11 @@
 // are then in-network reduction units (switch rank n+k is the NVSwitch of node k; one node =
 // one switch). They are ranks like any other for the rules above (rounds, rendezvous), with
 // these differences, which every consumer implements:
-//  * A switch rank has no buffer of its own: each of its chunks starts holding nothing (zero).
+//  * A switch rank has no buffer of its own: each of its chunks starts holding nothing (zero),
+//    and the switch keeps nothing it has multicast: the first contribution to a chunk after the
+//    switch sent it starts a new sum from zero (the NVSwitch stores no data, multimem reductions
+//    and stores pass through it). So a node can reduce a chunk through its switch, multicast it,
+//    and later pass the same chunk through again (nvls_tree: reduce-scatter, then all-gather).
 //  * GPU -> switch transfers are `reduce`; several GPUs may reduce into the same (switch, chunk)
 //    in one round, and the switch adds them in flight. This is the one exception to "no two
 //    writes to one (rank, chunk) per round". Switch -> GPU transfers are `copy` (a multicast is

@@ -42,6 +42,11 @@ struct ClosedFormInput {
   /// Topology::switch_reduction_efficiency: nvls moves its bytes at this fraction of the link
   /// bandwidth. Ignored by the others. In (0, 1].
   double switch_efficiency = 1.0;
+  /// Hierarchical algorithms on a cluster: GPUs per node G (0 = no node structure, as 1: every
+  /// rank a node of its own) and the intra-node (NVLink) message cost; `link` is then the
+  /// inter-node NIC path and its gamma applies to both. Ignored by the flat formulas.
+  std::uint32_t gpus_per_node = 0;
+  LinkModel node_link;
 };
 
 struct ClosedFormResult {
@@ -91,6 +96,19 @@ ClosedFormResult nvls_closed_form(const ClosedFormInput& input);
 /// agreement_s + stragglar's time. Throws as stragglar_closed_form, and ConfigError for a
 /// negative or non-finite agreement_s.
 ClosedFormResult stragglar_online_closed_form(const ClosedFormInput& input);
+
+/// hierarchical (hierarchical.cpp) on a contention-free cluster (1:1, a NIC per GPU), n = N x G:
+/// intra-node ring ReduceScatter and AllGather of the G slices over node_link, around the flat
+/// ring (hierarchical) or recursive halving/doubling (hierarchical_rhd) closed form over the N
+/// nodes with S / G bytes on `link`. Every round of the two intra-node rings takes the same time
+/// on every GPU, so a late GPU delays its whole node's ReduceScatter by exactly the delay, and
+/// the flat formula sees node N-1 late by it in both start modes:
+///   time = (G-1)(alpha_v + (S/G)(beta_v + gamma)) + flat(N, S/G, delay) + (G-1)(alpha_v + (S/G) beta_v),
+/// with one node (N = 1) the delay plus the two rings. Throws as the flat formulas do, and
+/// ConfigError when G does not divide n or node_link is invalid (G > 1); ScheduleError when
+/// schedule_rounds is given and differs from the schedule's (a schedule built for another G).
+ClosedFormResult hierarchical_closed_form(const ClosedFormInput& input);
+ClosedFormResult hierarchical_rhd_closed_form(const ClosedFormInput& input);
 
 /// Rabenseifner & Traeff's published cost of recursive halving/doubling with 3-2 elimination for
 /// n that is not a power of two (Rabenseifner & Traeff, EuroPVM/MPI 2004; formula quoted in the

@@ -14,12 +14,16 @@
 //                pay 2 alpha and share the intermediate's links. PCIe is not modelled.
 //  * cluster   : nodes of gpus_per_node GPUs. Inside a node: an NVSwitch (up/down links per GPU
 //                with the NVLink bandwidth and nvlink_latency_s / 2 each). Between nodes: every
-//                GPU has a NIC (up/down links, network_latency_s / 2 each) into a leaf switch;
-//                leaves connect through one spine layer modelled as a single aggregated up and
-//                down link per leaf of capacity (leaf down capacity) / oversubscription and zero
+//                node has nics_per_node NICs (up/down links, nic_bandwidth and network_latency_s
+//                / 2 each) into leaf switches; GPU l of a node uses its NIC l / (G / nics), so
+//                consecutive GPUs share one (NCCL's nearest NIC: a PCIe switch holds a NIC and
+//                the GPUs next to it) and split its bandwidth. Default: one NIC per GPU. Leaves
+//                connect through one spine layer modelled as a single aggregated up and down
+//                link per leaf of capacity (leaf down capacity) / oversubscription and zero
 //                latency, so every inter-node pair sees exactly network_latency_s.
-//                Links: [0, n) NVLink up, [n, 2n) NVLink down, [2n, 3n) NIC up, [3n, 4n) NIC
-//                down, then one leaf up and one leaf down link per leaf.
+//                Links, with M = num_nics() (n when every GPU has its own NIC): [0, n) NVLink
+//                up, [n, 2n) NVLink down, [2n, 2n+M) NIC up, [2n+M, 2n+2M) NIC down (NIC m =
+//                node * nics_per_node + local NIC), then one leaf up and one leaf down link per leaf.
 //                Routes are computed on demand, never stored for all pairs.
 //
 // Switch reductions (NVLS): a topology whose NVSwitches can reduce (switch_reduction) also
@@ -81,11 +85,17 @@ struct ClusterSpec {
   std::uint32_t gpus_per_node = 8;
   double nvlink_bandwidth_Bps = 450e9;   ///< per GPU, per direction, inside a node
   double nvlink_latency_s = 3e-6;        ///< end-to-end alpha inside a node
-  double nic_bandwidth_Bps = 400e9 / 8;  ///< per GPU NIC, per direction
+  double nic_bandwidth_Bps = 400e9 / 8;  ///< per NIC, per direction
   double network_latency_s = 10e-6;      ///< end-to-end alpha between nodes
   std::uint32_t nodes_per_leaf = 4;
   double oversubscription = 1.0;         ///< leaf down/up bandwidth ratio (2 = 2:1), >= 1
-  bool rail_optimized = false;           ///< GPU i of every node on leaf "rail i"
+  bool rail_optimized = false;           ///< NIC i of every node on leaf "rail i"
+  /// NICs per node, dividing gpus_per_node; 0 = one per GPU. GPUs l with the same
+  /// l / (gpus_per_node / nics) share one.
+  std::uint32_t nics_per_node = 0;
+
+  /// The NICs per node in effect (nics_per_node, or gpus_per_node for 0).
+  std::uint32_t nics() const { return nics_per_node == 0 ? gpus_per_node : nics_per_node; }
 };
 
 struct Topology {
@@ -129,22 +139,27 @@ struct Topology {
   /// Sum of the latencies of route(src, dst), in route order (seconds).
   double route_latency_s(std::uint32_t src, std::uint32_t dst) const;
 
-  /// True when no link other than a GPU's own ports (NVLinks, NIC) can limit a flow: nvswitch,
-  /// full_mesh, dgx1, and clusters with oversubscription <= 1 (on an oversubscribed cluster the
-  /// leaf uplinks can bind, and the engines share them).
+  /// True when no link other than a GPU's own ports (NVLinks, its NIC, which GPUs may share)
+  /// can limit a flow: nvswitch, full_mesh, dgx1, and clusters with oversubscription <= 1 (on an
+  /// oversubscribed cluster the leaf uplinks can bind, and the engines share them).
   bool non_blocking() const;
   /// True when link `link_id` can never limit any flow because its capacity is at least the sum of the
   /// GPU ports feeding it (leaf links of a cluster with oversubscription <= 1). Max-min sharing
   /// gives the same rates with or without such links, so engines may skip them.
   bool never_binding(std::uint32_t link_id) const;
   /// True when every link that can bind carries only traffic sent by one GPU or only traffic
-  /// received by one GPU (nvswitch, full_mesh, cluster). Then a link is busy only with the
-  /// transfers of one rank's current round, which lets engines skip bandwidth sharing when
-  /// no round uses a link twice.
+  /// received by one GPU (nvswitch, full_mesh, cluster with a NIC per GPU). Then a link is busy
+  /// only with the transfers of one rank's current round, which lets engines skip bandwidth
+  /// sharing when no round uses a link twice. A NIC shared by GPUs carries several ranks' flows.
   bool links_owned_by_endpoints() const;
 
   /// Leaf switch of GPU g (kind == Cluster only; throws ConfigError otherwise or if g >= n).
   std::uint32_t leaf_of(std::uint32_t gpu) const;
+  /// NIC of GPU g, 0 .. num_nics() - 1 (kind == Cluster only; throws ConfigError otherwise or
+  /// if g >= n). Its up link is 2n + nic_of(g), its down link 2n + num_nics() + nic_of(g).
+  std::uint32_t nic_of(std::uint32_t gpu) const;
+  /// Number of NICs (kind == Cluster, a partial last node has those of its GPUs; 0 otherwise).
+  std::uint32_t num_nics() const;
   /// Number of leaf switches (kind == Cluster; 0 for the other kinds).
   std::uint32_t num_leaves() const;
 
@@ -179,7 +194,8 @@ Topology make_dgx1(std::uint32_t n, const LinkModel& nvlink, std::string name = 
 inline constexpr std::uint32_t kDgx1Gpus = 8;
 
 /// A multi-node cluster of n GPUs (the last node may be partial). Throws ConfigError for n < 1,
-/// gpus_per_node or nodes_per_leaf of 0, oversubscription < 1, or bad bandwidths/latencies.
+/// gpus_per_node or nodes_per_leaf of 0, nics_per_node not dividing gpus_per_node,
+/// oversubscription < 1, or bad bandwidths/latencies.
 Topology make_cluster(std::uint32_t n, const ClusterSpec& spec, double gamma_s_per_byte = 0.0,
                       std::string name = "cluster");
 
@@ -206,8 +222,8 @@ std::vector<std::string> known_topology_names(std::string_view configs_dir = {})
 ///   bandwidth: 450GBps              (nvswitch/full_mesh: per GPU port; dgx1: per NVLink)
 ///   gamma: 0                        (reduction cost, seconds per byte)
 ///   switch_reduction: false         (the NVSwitch reduces in the network, NVLS; nvswitch/cluster)
-///   cluster: {gpus_per_node, nvlink_bandwidth, nvlink_latency, nic_bandwidth,
-///             network_latency, nodes_per_leaf, oversubscription, rail_optimized}
+///   cluster: {gpus_per_node, nics_per_node, nvlink_bandwidth, nvlink_latency, nic_bandwidth
+///             (per NIC), network_latency, nodes_per_leaf, oversubscription, rail_optimized}
 Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_t> n_override = {},
                        std::string_view configs_dir = {});
 
