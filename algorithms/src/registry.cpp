@@ -210,7 +210,8 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .supported_n = "n = nodes x GPUs per node of a cluster topology",
        .hierarchical = true,
        .n_constraint = &hierarchical_constraint,
-       .generate = &generate_ring_multichannel},
+       .generate = &generate_ring_multichannel,
+       .nccl_candidate = true},
       {.name = "nccl_tree",
        .summary = "NCCL's tree: NVLink chains inside nodes, a double binary tree across them per NIC rail, "
                   "pipelined reduce up and broadcast down",
@@ -220,7 +221,8 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .hierarchical = true,
        .default_pipeline_chunks = kNcclTreePipelineChunks,
        .n_constraint = &hierarchical_constraint,
-       .generate = &generate_nccl_tree},
+       .generate = &generate_nccl_tree,
+       .nccl_candidate = true},
       {.name = "nvls_tree",
        .summary = "NCCL's NVLS + tree: reduce-scatter through each node's NVSwitch, a double binary tree across the "
                   "nodes per NIC rail, all-gather by switch multicast, pipelined",
@@ -233,7 +235,9 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .default_pipeline_chunks = kNvlsTreePipelineChunks,
        .depth_for = &nvls_tree_depth,
        .n_constraint = &nvls_tree_unsupported,
-       .generate = &generate_nvls_tree},
+       .generate = &generate_nvls_tree,
+       .nccl_candidate = true,
+       .nccl_simple_only = true},
       {.name = "stragglar_cluster",
        .summary = "while one GPU is late the others reduce everything else (nodes, then two trees per rail); then a "
                   "pipelined two-tree broadcast per rail from its node, spread over NVLink as it lands",

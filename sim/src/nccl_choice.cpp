@@ -51,6 +51,7 @@ NcclChoice choose_nccl(Rank n, double size_bytes, const Topology& topology, cons
       // Sized as the chosen run will be (a row whose depth follows the buffer and link).
       AlgorithmOptions options;
       options.n = n;
+      options.gpus_per_node = gpus_per_node_of(p.topology);
       set_sizing(options, p.topology, size_bytes);
       const Schedule schedule = generate_schedule(info.name, options);
       RunConfig config;

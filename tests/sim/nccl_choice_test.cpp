@@ -88,6 +88,35 @@ TEST(NcclChoice, NvlsOnlyWithTheSimpleProtocol) {
   EXPECT_NE(choose_nccl(8, 64, h100, &model, {}).algorithm, "nvls");
 }
 
+// On a cluster NCCL's candidates are its cluster algorithms (multi-rail ring, tree, NVLS + tree)
+// besides the flat rows: the choice is the fastest of every candidate the topology supports,
+// each built for the topology's node size and sized for the buffer.
+TEST(NcclChoice, OnAClusterPicksAmongTheHierarchicalCandidates) {
+  const Topology cluster = resolve_topology("cluster_h100_1024", 32, LinkModel{});
+  const double size = 1 << 28;
+  const NcclChoice c = choose_nccl(32, size, cluster, nullptr, {});
+  EXPECT_TRUE(find_algorithm(c.algorithm).hierarchical) << c.algorithm;
+  const auto engine = make_replay_engine();
+  int hierarchical_candidates = 0;
+  for (const auto& info : all_algorithms()) {
+    if (!info.nccl_candidate || !info.unsupported_reason(32, topology_context(cluster)).empty()) continue;
+    hierarchical_candidates += info.hierarchical ? 1 : 0;
+    AlgorithmOptions o;
+    o.n = 32;
+    o.gpus_per_node = gpus_per_node_of(cluster);
+    set_sizing(o, cluster, size);
+    RunConfig config;
+    config.size_bytes = size;
+    config.topology = cluster;
+    const double t = engine->run(generate_schedule(info.name, o), config).time_s;
+    EXPECT_LE(c.predicted_s, t * (1 + 1e-12)) << info.name;
+    if (info.name == c.algorithm) {
+      EXPECT_DOUBLE_EQ(c.predicted_s, t);
+    }
+  }
+  EXPECT_EQ(hierarchical_candidates, 3);
+}
+
 TEST(NcclChoice, TheTableFlagsTheCandidatesAndTheChosenRow) {
   int candidates = 0, chosen = 0;
   for (const auto& info : all_algorithms()) {

@@ -111,7 +111,8 @@ struct AlgorithmInfo {
   /// generate_schedule() then ignores AlgorithmOptions::straggler: who is late is not known when
   /// the schedule is built.
   bool relabel_at_run_time = false;
-  /// NCCL runs this algorithm natively (Ring, Tree): the rows the `nccl` choice picks among.
+  /// NCCL runs this algorithm natively (Ring, Tree, NVLS; on clusters its multi-rail ring, tree
+  /// and NVLS + tree): the rows the `nccl` choice picks among (those the topology supports).
   bool nccl_candidate = false;
   /// NCCL runs this candidate with its Simple protocol only (NVLS: the multimem reductions have
   /// no LL or LL128 variant, NCCL's tuner disables them), so `nccl` prices it under no other
