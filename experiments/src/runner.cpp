@@ -139,18 +139,20 @@ class Executor {
       config.topology = choice.topology;
       config.execution = choice.execution;
     }
+    // The row that runs: the spec's, or the one `nccl` chose (hierarchical on a cluster).
+    const AlgorithmInfo& ran = find_algorithm(algorithm);
     Engine& engine = *engines_.at(spec_.engine_at(p.engine, p.topology));
     ArrivalProcess process(arrival_for(spec_.arrivals[p.arrival], n), n, arrival_seed(spec_.seed, p.arrival, n));
     // Straggler-oblivious schedules do not depend on the straggler: one cache entry for all.
     const auto straggler_of = [&](const std::vector<std::uint32_t>& expected) -> Rank {
-      return info.schedule_depends_on_straggler() && !expected.empty() ? expected.front() : n - 1;
+      return ran.schedule_depends_on_straggler() && !expected.empty() ? expected.front() : n - 1;
     };
     // The cache key's parts that do not change from trial to trial, worked out once per unit:
     // hierarchical schedules depend on the node size (flat ones share one entry), and rows whose
     // depth follows the buffer (depth_for) on the size and network.
-    const std::uint32_t gpus = info.hierarchical ? gpus_per_node_of(config.topology) : 0;
+    const std::uint32_t gpus = ran.hierarchical ? gpus_per_node_of(config.topology) : 0;
     AlgorithmOptions sizing;
-    if (find_algorithm(algorithm).depth_for != nullptr && spec_.pipeline_chunks == 0) {
+    if (ran.depth_for != nullptr && spec_.pipeline_chunks == 0) {
       set_sizing(sizing, config.topology, config.size_bytes);
     }
     const auto schedule_for = [&](const std::vector<std::uint32_t>& expected) -> const Schedule& {
