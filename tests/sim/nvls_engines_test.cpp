@@ -26,15 +26,12 @@ namespace collsim {
 namespace {
 
 using test::config;
+using test::expect_rel;
 using test::hand;
 using test::tx;
 
 constexpr double kAlpha = 3e-6;
 constexpr double kB = 450.0 * 1024 * 1024 * 1024;
-
-void expect_rel(double actual, double expected, const std::string& what, double tol = 1e-9) {
-  EXPECT_LE(std::fabs(actual - expected), tol * std::fabs(expected)) << actual << " vs " << expected << " " << what;
-}
 
 // An H100-like star whose switch reduces.
 Topology nvls_star(Rank n, double gamma = 0.0) {

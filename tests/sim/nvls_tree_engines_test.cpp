@@ -19,10 +19,7 @@ namespace collsim {
 namespace {
 
 using test::config;
-
-void expect_rel(double actual, double expected, const std::string& what, double tol = 1e-9) {
-  EXPECT_LE(std::fabs(actual - expected), tol * std::fabs(expected)) << actual << " vs " << expected << " " << what;
-}
+using test::expect_rel;
 
 Topology h100_cluster(Rank n, std::uint32_t gpus_per_node, double oversubscription) {
   ClusterSpec spec;

@@ -23,12 +23,9 @@ namespace collsim {
 namespace {
 
 using test::config;
+using test::expect_rel;
 using test::hand;
 using test::tx;
-
-void expect_rel(double actual, double expected, const std::string& what = "", double tol = 1e-9) {
-  EXPECT_LE(std::fabs(actual - expected), tol * std::fabs(expected)) << actual << " vs " << expected << " " << what;
-}
 
 template <class Fn>
 std::string config_error(Fn fn) {

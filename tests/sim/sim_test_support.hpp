@@ -2,6 +2,9 @@
 // schedules.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -17,6 +20,11 @@ namespace collsim::test {
 inline constexpr double kAlpha = 3e-6;
 inline constexpr double kB = 450e9;
 inline const LinkModel kLink{kAlpha, kB, 0.0};
+
+// |actual - expected| within `tol` relative to expected; `what` names the case on failure.
+inline void expect_rel(double actual, double expected, const std::string& what = "", double tol = 1e-9) {
+  EXPECT_LE(std::fabs(actual - expected), tol * std::fabs(expected)) << actual << " vs " << expected << " " << what;
+}
 
 inline RunConfig config(const Topology& topo, double size, StartMode start = StartMode::Eager,
                         std::vector<double> arrival = {}) {
