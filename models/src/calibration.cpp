@@ -193,7 +193,9 @@ struct SegmentFit {
 
 class RegimeSearch {
  public:
-  RegimeSearch(std::span<const FitRow> rows, const FitOptions& options) : rows_(rows), options_(options) {
+  // One regime stands for every protocol; with several, a row whose protocol is known joins its own.
+  RegimeSearch(std::span<const FitRow> rows, const FitOptions& options)
+      : rows_(rows), options_(options), by_protocol_(options.regimes > 1) {
     for (const auto& r : rows) distinct_.push_back(r.size_bytes);
     std::sort(distinct_.begin(), distinct_.end());
     distinct_.erase(std::unique(distinct_.begin(), distinct_.end()), distinct_.end());
@@ -238,8 +240,6 @@ class RegimeSearch {
   // Best partition of the distinct sizes into `k` contiguous ranges, each with at least
   // `min_sizes` distinct sizes, by the relative error of the min-over-regimes prediction.
   std::optional<std::vector<FittedRegime>> best(std::uint32_t k, std::size_t min_sizes) {
-    by_protocol_ = k > 1;  // one regime stands for every protocol
-    cache_.clear();
     std::vector<std::size_t> starts{0};
     std::optional<std::vector<FittedRegime>> best_regimes;
     double best_cost = std::numeric_limits<double>::infinity();
@@ -284,7 +284,7 @@ class RegimeSearch {
   FitOptions options_;
   std::vector<double> distinct_;
   std::map<std::tuple<std::size_t, std::size_t, Protocol, double>, SegmentFit> cache_;
-  bool by_protocol_ = false;
+  bool by_protocol_;
 };
 
 }  // namespace

@@ -55,17 +55,19 @@ double pick_time(const NcclLogRow& row, LogTime time) {
   return row.time_oop_s;
 }
 
-// The table row NCCL_ALGO names (AlgorithmInfo::nccl_name, any case).
+// NCCL reads its NCCL_ALGO and NCCL_PROTO values in any case ("ring", "RING", "Ring").
+bool same_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// The table row NCCL_ALGO names (AlgorithmInfo::nccl_name).
 const AlgorithmInfo& row_named_by_nccl(const NcclLog& log) {
-  const auto same = [](std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-             return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
-  };
   std::vector<std::string_view> known;
   for (const AlgorithmInfo& info : all_algorithms()) {
     if (info.nccl_name.empty()) continue;
-    if (same(info.nccl_name, log.nccl_algo)) return info;
+    if (same_ignoring_case(info.nccl_name, log.nccl_algo)) return info;
     known.push_back(info.nccl_name);
   }
   throw ConfigError(fmt::format("{}:{}: NCCL_ALGO = '{}' is not an algorithm collsim models ({}); explain the log "
@@ -73,16 +75,10 @@ const AlgorithmInfo& row_named_by_nccl(const NcclLog& log) {
                                 log.source, log.nccl_algo_line, quote_excerpt(log.nccl_algo), fmt::join(known, ", ")));
 }
 
-// The protocol NCCL_PROTO names (any case); a list ("LL,Simple", "^LL128") names no one protocol.
+// The protocol NCCL_PROTO names; a list ("LL,Simple", "^LL128") names no one protocol.
 Protocol protocol_named_by_nccl(const NcclLog& log) {
   for (const Protocol p : {Protocol::LL, Protocol::LL128, Protocol::Simple}) {
-    const std::string_view name = protocol_name(p);
-    if (name.size() == log.nccl_proto.size() &&
-        std::equal(name.begin(), name.end(), log.nccl_proto.begin(), [](char x, char y) {
-          return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-        })) {
-      return p;
-    }
+    if (same_ignoring_case(protocol_name(p), log.nccl_proto)) return p;
   }
   throw ConfigError(fmt::format("{}:{}: NCCL_PROTO = '{}' is not one protocol (LL, LL128 or Simple); remove it from "
                                 "the header to let the fit pick the protocol by size",

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <vector>
 
 #include "collsim/algorithms/registry.hpp"
@@ -46,19 +47,23 @@ NcclChoice choose_nccl(Rank n, double size_bytes, const Topology& topology, cons
   for (const AlgorithmInfo& info : all_algorithms()) {
     // NVLS only where the switch reduces: the row's own constraint says so for this topology.
     if (!info.nccl_candidate || !info.unsupported_reason(n, topology_context(topology)).empty()) continue;
+    // Built as the chosen run will be. Only a row whose depth follows the buffer and the link
+    // (depth_for) differs from one protocol's link to the next; the others are built once.
+    std::optional<Schedule> schedule;
     for (const ProtocolCosts& p : protocols) {
       if (info.nccl_simple_only && !p.simple) continue;
-      // Sized as the chosen run will be (a row whose depth follows the buffer and link).
-      AlgorithmOptions options;
-      options.n = n;
-      options.gpus_per_node = gpus_per_node_of(p.topology);
-      set_sizing(options, p.topology, size_bytes);
-      const Schedule schedule = generate_schedule(info.name, options);
+      if (!schedule || info.depth_for != nullptr) {
+        AlgorithmOptions options;
+        options.n = n;
+        options.gpus_per_node = gpus_per_node_of(p.topology);
+        set_sizing(options, p.topology, size_bytes);
+        schedule = generate_schedule(info.name, options);
+      }
       RunConfig config;
       config.size_bytes = size_bytes;
       config.topology = p.topology;
       config.execution = ExecutionCosts{ExecutionStyle::Fused, p.launch_s};
-      const double t = engine->run(schedule, config).time_s;
+      const double t = engine->run(*schedule, config).time_s;
       if (!found || t < best.predicted_s) {
         found = true;
         best.algorithm = std::string(info.name);
