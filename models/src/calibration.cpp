@@ -16,15 +16,18 @@
 namespace collsim {
 namespace {
 
-constexpr int kUnknowns = 4;  // alpha, beta, gamma, launch (columns of the design matrix, in this order)
+// alpha, beta, gamma, launch, launch per extra GPU (columns of the design matrix, in this order)
+constexpr int kUnknowns = 5;
 constexpr int kAlpha = 0;
 constexpr int kBeta = 1;
 constexpr int kGamma = 2;
 constexpr int kLaunch = 3;
+constexpr int kExtraGpu = 4;
+using Unknowns = Eigen::Matrix<double, kUnknowns, 1>;
 constexpr std::size_t kMinSizesPerRegime = 4;
 
 struct Solution {
-  Eigen::Vector4d x = Eigen::Vector4d::Zero();  // alpha (s), beta (s/B), gamma (s/B), launch (s)
+  Unknowns x = Unknowns::Zero();  // alpha (s), beta (s/B), gamma (s/B), launch (s), launch per extra GPU (s)
   double cost = std::numeric_limits<double>::infinity();  // sum of squared relative errors
   bool alpha_from_prior = false;
 };
@@ -34,7 +37,8 @@ double column_value(const CostCoefficients& c, int column) {
     case kAlpha: return c.latency;
     case kBeta: return c.bytes;
     case kGamma: return c.reduce_bytes;
-    default: return c.launches;
+    case kLaunch: return c.launches;
+    default: return c.extra_gpu_launches;
   }
 }
 
@@ -57,6 +61,22 @@ bool gamma_identifiable(std::span<const FitRow> rows, std::span<const std::size_
 
 bool any_launches(std::span<const FitRow> rows, std::span<const std::size_t> subset) {
   return std::any_of(subset.begin(), subset.end(), [&](std::size_t i) { return rows[i].coefficients.launches > 0; });
+}
+
+// The launch of the further GPUs a thread drives is told apart from the launch itself only by the
+// same measurement made with the GPUs driven two ways (nccl-tests -g 8 next to mpirun -np 8 with
+// -g 1): rows of one size with the same hops and launches on the critical path (the same
+// collective, schedule and n) but different extra GPU launches. Logs that differ in -g and also in
+// collective or n do not separate it: the difference in driving is then confounded with the
+// difference in the collective (or with another machine), and the term would absorb that.
+bool extra_gpu_launch_separable(std::span<const FitRow> rows, std::span<const std::size_t> subset) {
+  std::map<std::tuple<double, double, double>, double> extra_of;  // (size, hops, launches) -> extra launches
+  for (const std::size_t i : subset) {
+    const CostCoefficients& c = rows[i].coefficients;
+    const auto [it, inserted] = extra_of.try_emplace({rows[i].size_bytes, c.latency, c.launches}, c.extra_gpu_launches);
+    if (!inserted && it->second != c.extra_gpu_launches) return true;
+  }
+  return false;
 }
 
 // The launch is paid once per collective and alpha once per hop: the rows separate them only
@@ -131,10 +151,12 @@ GeneralSolution nnls_by_subsets(Eigen::MatrixXd a, std::uint32_t usable, const E
   return best;
 }
 
-// The single-class fit: columns alpha, beta, gamma, launch. With `alpha_prior_s` set, alpha is
-// fixed there and its share of every row moves to the right-hand side.
+// The single-class fit: columns alpha, beta, gamma, launch, launch per extra GPU. A term given a
+// value (`alpha_prior_s`, `launch_fixed_s`, `extra_gpu_fixed_s`) is fixed there and its share of
+// every row moves to the right-hand side.
 Solution solve_nnls(std::span<const FitRow> rows, std::span<const std::size_t> subset, bool with_gamma,
-                    bool with_launch, std::optional<double> alpha_prior_s, std::optional<double> launch_fixed_s) {
+                    bool with_launch, std::optional<double> alpha_prior_s, std::optional<double> launch_fixed_s,
+                    std::optional<double> extra_gpu_fixed_s) {
   const auto m = static_cast<Eigen::Index>(subset.size());
   Eigen::MatrixXd a(m, kUnknowns);
   Eigen::VectorXd y = Eigen::VectorXd::Ones(m);
@@ -143,17 +165,20 @@ Solution solve_nnls(std::span<const FitRow> rows, std::span<const std::size_t> s
     for (int c = 0; c < kUnknowns; ++c) a(r, c) = column_value(row.coefficients, c) / row.measured_s;
     if (alpha_prior_s) y(r) -= a(r, kAlpha) * *alpha_prior_s;
     if (launch_fixed_s) y(r) -= a(r, kLaunch) * *launch_fixed_s;
+    if (extra_gpu_fixed_s) y(r) -= a(r, kExtraGpu) * *extra_gpu_fixed_s;
   }
   std::uint32_t usable = (1u << kAlpha) | (1u << kBeta);
   if (with_gamma) usable |= 1u << kGamma;
-  if (with_launch) usable |= 1u << kLaunch;
+  if (with_launch) usable |= (1u << kLaunch) | (1u << kExtraGpu);
   if (alpha_prior_s) usable &= ~(1u << kAlpha);
   if (launch_fixed_s) usable &= ~(1u << kLaunch);
+  if (extra_gpu_fixed_s) usable &= ~(1u << kExtraGpu);
   const GeneralSolution g = nnls_by_subsets(std::move(a), usable, y);
   Solution best;
   best.cost = g.cost;
   best.x = g.x;
   if (launch_fixed_s) best.x(kLaunch) = *launch_fixed_s;
+  if (extra_gpu_fixed_s) best.x(kExtraGpu) = *extra_gpu_fixed_s;
   if (alpha_prior_s) {
     best.x(kAlpha) = *alpha_prior_s;
     best.alpha_from_prior = true;
@@ -161,7 +186,7 @@ Solution solve_nnls(std::span<const FitRow> rows, std::span<const std::size_t> s
   return best;
 }
 
-LinkModel to_link(const Eigen::Vector4d& x) {
+LinkModel to_link(const Unknowns& x) {
   LinkModel link;
   link.latency_s = x(kAlpha);
   link.bandwidth_Bps = x(kBeta) > 0 ? 1.0 / x(kBeta) : std::numeric_limits<double>::infinity();
@@ -177,10 +202,10 @@ void validate_rows(std::span<const FitRow> rows) {
       throw ConfigError(fmt::format("fit row {}: measured time {} s and size {} B must be positive and finite", i,
                                     r.measured_s, r.size_bytes));
     }
-    if (!(c.latency >= 0 && c.bytes >= 0 && c.reduce_bytes >= 0 && c.launches >= 0) ||
-        !std::isfinite(c.latency + c.bytes + c.reduce_bytes + c.launches)) {
-      throw ConfigError(fmt::format("fit row {}: cost coefficients ({}, {}, {}, {}) must be finite and non-negative", i,
-                                    c.latency, c.bytes, c.reduce_bytes, c.launches));
+    if (!(c.latency >= 0 && c.bytes >= 0 && c.reduce_bytes >= 0 && c.launches >= 0 && c.extra_gpu_launches >= 0) ||
+        !std::isfinite(c.latency + c.bytes + c.reduce_bytes + c.launches + c.extra_gpu_launches)) {
+      throw ConfigError(fmt::format("fit row {}: cost coefficients ({}, {}, {}, {}, {}) must be finite and non-negative",
+                                    i, c.latency, c.bytes, c.reduce_bytes, c.launches, c.extra_gpu_launches));
     }
   }
 }
@@ -203,10 +228,16 @@ class RegimeSearch {
 
   std::size_t distinct_sizes() const { return distinct_.size(); }
 
-  // `launch_s`: the launch of the partition's first regime, shared by the later ones (the kernel
-  // launch does not depend on the protocol, and bandwidth-bound sizes cannot measure it).
-  const SegmentFit& segment(std::size_t first, std::size_t last, Protocol protocol, std::optional<double> launch_s) {
-    const auto key = std::make_tuple(first, last, protocol, launch_s.value_or(-1.0));
+  // `launch`: the launch terms of the partition's first regime, shared by the later ones (the
+  // kernel launch does not depend on the protocol, and bandwidth-bound sizes cannot measure it).
+  struct Launch {
+    double launch_s = 0;
+    double per_extra_gpu_s = 0;
+    bool per_extra_gpu_fitted = false;
+  };
+  const SegmentFit& segment(std::size_t first, std::size_t last, Protocol protocol, std::optional<Launch> launch) {
+    const auto key = std::make_tuple(first, last, protocol, launch ? launch->launch_s : -1.0,
+                                     launch ? launch->per_extra_gpu_s : -1.0);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     std::vector<std::size_t> subset;
     for (std::size_t i = 0; i < rows_.size(); ++i) {
@@ -219,14 +250,29 @@ class RegimeSearch {
     const bool with_launch = options_.fit_launch && any_launches(rows_, subset);
     std::optional<double> alpha_prior_s;
     if (with_launch && !alpha_separable_from_launch(rows_, subset)) alpha_prior_s = per_hop_prior(protocol).value;
+    // The launch per extra GPU: the first regime's in later ones, else fitted where the rows
+    // separate it, else the prior (it only matters when some row drives several GPUs per thread).
+    std::optional<double> extra_gpu_fixed_s;
+    bool extra_gpu_fitted = false;
+    if (launch) {
+      extra_gpu_fixed_s = launch->per_extra_gpu_s;
+      extra_gpu_fitted = launch->per_extra_gpu_fitted;
+    } else if (with_launch && extra_gpu_launch_separable(rows_, subset)) {
+      extra_gpu_fitted = true;
+    } else {
+      extra_gpu_fixed_s = launch_per_extra_gpu_prior().value;
+    }
     const Solution s = solve_nnls(rows_, subset, with_gamma, with_launch, alpha_prior_s,
-                                  with_launch ? launch_s : std::nullopt);
+                                  with_launch && launch ? std::optional<double>(launch->launch_s) : std::nullopt,
+                                  extra_gpu_fixed_s);
     // A regime without a bandwidth term would win every large size under the minimum.
     if (std::isfinite(s.cost) && s.x(kBeta) > 0) {
       fit.ok = true;
       fit.regime.link = to_link(s.x);
       fit.regime.launch_s = s.x(kLaunch);
       fit.regime.launch_fitted = with_launch;
+      fit.regime.launch_per_extra_gpu_s = s.x(kExtraGpu);
+      fit.regime.launch_per_extra_gpu_fitted = with_launch && extra_gpu_fitted;
       fit.regime.latency_fitted = !s.alpha_from_prior;
       fit.regime.protocol = protocol;
       fit.regime.min_size_bytes = distinct_[first];
@@ -255,9 +301,12 @@ class RegimeSearch {
       std::vector<FittedRegime> regimes;
       for (std::size_t j = 0; j < k; ++j) {
         const std::size_t last = j + 1 < k ? starts[j + 1] - 1 : m - 1;
-        const std::optional<double> launch_s =
-            j == 0 ? std::nullopt : std::optional<double>(regimes.front().launch_s);
-        const SegmentFit& fit = segment(starts[j], last, protocol_of_regime(static_cast<std::uint32_t>(j), k), launch_s);
+        std::optional<Launch> launch;
+        if (j > 0) {
+          const FittedRegime& r = regimes.front();
+          launch = Launch{r.launch_s, r.launch_per_extra_gpu_s, r.launch_per_extra_gpu_fitted};
+        }
+        const SegmentFit& fit = segment(starts[j], last, protocol_of_regime(static_cast<std::uint32_t>(j), k), launch);
         if (!fit.ok) return;
         regimes.push_back(fit.regime);
       }
@@ -283,15 +332,15 @@ class RegimeSearch {
   std::span<const FitRow> rows_;
   FitOptions options_;
   std::vector<double> distinct_;
-  std::map<std::tuple<std::size_t, std::size_t, Protocol, double>, SegmentFit> cache_;
+  std::map<std::tuple<std::size_t, std::size_t, Protocol, double, double>, SegmentFit> cache_;
   bool by_protocol_;
 };
 
 }  // namespace
 
-double linear_time_s(const CostCoefficients& c, const LinkModel& link, double launch_s) {
+double linear_time_s(const CostCoefficients& c, const LinkModel& link, double launch_s, double launch_per_extra_gpu_s) {
   return c.latency * link.latency_s + c.bytes / link.bandwidth_Bps + c.reduce_bytes * link.gamma_s_per_byte +
-         c.launches * launch_s;
+         c.launches * launch_s + c.extra_gpu_launches * launch_per_extra_gpu_s;
 }
 
 const char* protocol_name(Protocol protocol) {
@@ -320,10 +369,22 @@ TermPrior per_hop_prior(Protocol protocol) {
   return {0.6e-6, ""};
 }
 
+TermPrior launch_per_extra_gpu_prior() {
+  // Measured on the shared A100 server, whose all_reduce was logged both ways: nccl-tests -g 8
+  // (one thread drives all 8 GPUs) and mpirun -np 8 with -g 1. Fitting both logs together
+  // (`collsim calibrate a100-sxm4-8gpu-allreduce-g8.txt a100-sxm4-8gpu-allreduce-mpirun.txt`)
+  // separates the term: 2.40 us per further GPU (the launch of one GPU is 14.2 us there). It is
+  // host-side work (a kernel launch and its bookkeeping per device), so it carries to other GPUs
+  // driven from one thread the same way.
+  return {2.4e-6,
+          "2.4 us: fitted on the shared A100 server's all_reduce run both ways, nccl-tests -g 8 and mpirun -np 8 "
+          "with -g 1 (a100-sxm4-8gpu-allreduce-g8.txt + -mpirun.txt)"};
+}
+
 double predict_time_s(const CostCoefficients& coefficients, std::span<const FittedRegime> regimes,
                       std::optional<Protocol> protocol) {
   const FittedRegime& r = regimes[best_regime(coefficients, regimes, protocol)];
-  return linear_time_s(coefficients, r.link, r.launch_s);
+  return linear_time_s(coefficients, r.link, r.launch_s, r.launch_per_extra_gpu_s);
 }
 
 std::uint32_t best_regime(const CostCoefficients& coefficients, std::span<const FittedRegime> regimes,
@@ -335,9 +396,9 @@ std::uint32_t best_regime(const CostCoefficients& coefficients, std::span<const 
     }
   }
   std::uint32_t best = 0;
-  double best_time = linear_time_s(coefficients, regimes[0].link, regimes[0].launch_s);
+  double best_time = linear_time_s(coefficients, regimes[0].link, regimes[0].launch_s, regimes[0].launch_per_extra_gpu_s);
   for (std::uint32_t k = 1; k < regimes.size(); ++k) {
-    const double t = linear_time_s(coefficients, regimes[k].link, regimes[k].launch_s);
+    const double t = linear_time_s(coefficients, regimes[k].link, regimes[k].launch_s, regimes[k].launch_per_extra_gpu_s);
     if (t < best_time) {
       best_time = t;
       best = k;
@@ -388,7 +449,8 @@ FitResult fit_link_model(std::span<const FitRow> rows, const FitOptions& options
   result.regimes = std::move(*regimes);
   for (const auto& row : rows) {
     const std::uint32_t k = best_regime(row.coefficients, result.regimes, row.protocol);
-    const double predicted = linear_time_s(row.coefficients, result.regimes[k].link, result.regimes[k].launch_s);
+    const double predicted = linear_time_s(row.coefficients, result.regimes[k].link, result.regimes[k].launch_s,
+                                             result.regimes[k].launch_per_extra_gpu_s);
     result.regime_of_row.push_back(k);
     result.predicted_s.push_back(predicted);
     result.rel_error.push_back(predicted / row.measured_s - 1.0);
@@ -409,6 +471,13 @@ FitResult fit_link_model(std::span<const FitRow> rows, const FitOptions& options
       result.notes.push_back(fmt::format("regime {}: gamma not identifiable in this size range; fixed at 0", k));
     } else if (regime.gamma_fitted && regime.link.gamma_s_per_byte == 0) {
       result.notes.push_back(fmt::format("regime {}: gamma clamped at 0 (the unconstrained fit would be negative)", k));
+    }
+    if (k == 0 && regime.launch_fitted && !regime.launch_per_extra_gpu_fitted &&
+        std::any_of(rows.begin(), rows.end(), [](const FitRow& r) { return r.coefficients.extra_gpu_launches > 0; })) {
+      result.notes.push_back(fmt::format(
+          "every row drives its GPUs the same way, so the launch per extra GPU a thread drives is not separable from "
+          "the launch; it is a prior, {} us ({})",
+          1e6 * regime.launch_per_extra_gpu_s, launch_per_extra_gpu_prior().source));
     }
     if (!regime.latency_fitted) {
       result.notes.push_back(fmt::format(

@@ -117,6 +117,7 @@ void load_nccl_log(const std::filesystem::path& path, const std::string& text, c
     p.algorithm = log.collective == Collective::SendRecv ? "sendrecv" : algorithm;
     p.protocol = protocol;
     p.n = log.nranks;
+    p.gpus_per_thread = log.gpus_per_thread;
     p.size_bytes = row.size_bytes;
     p.measured_s = pick_time(row, options.time);
     points.push_back(std::move(p));
@@ -462,6 +463,13 @@ void add_terms(const CalibrationReport& report, ModelFile& model) {
     model.has_execution = true;
     model.execution = ExecutionCosts{ExecutionStyle::Fused, report.single.regimes.front().launch_s};
     model.terms.push_back({"launch_s", "fitted", ""});
+    if (first.launch_per_extra_gpu_fitted) {
+      model.terms.push_back({"launch_per_extra_gpu_s", "fitted", ""});
+    } else {
+      model.terms.push_back({"launch_per_extra_gpu_s", "prior",
+                             fmt::format("every log drives its GPUs the same way (nccl-tests -g); {}",
+                                         launch_per_extra_gpu_prior().source)});
+    }
   }
   std::vector<std::string> priors;
   for (const auto& r : regimes) {
@@ -544,8 +552,10 @@ ModelFile build_model(const CalibrationReport& report, const std::string& name) 
 }
 
 std::string link_text(const FittedRegime& r) {
-  return fmt::format("launch = {}{}, alpha = {}{}, bandwidth = {:.1f} GB/s (beta = {:.4g} ps/B), gamma = {:.4g} ps/B{}",
+  return fmt::format("launch = {}{} (+{}{} per extra GPU a thread drives), alpha = {}{}, bandwidth = {:.1f} GB/s "
+                     "(beta = {:.4g} ps/B), gamma = {:.4g} ps/B{}",
                      format_duration(r.launch_s), r.launch_fitted ? "" : " (not fitted)",
+                     format_duration(r.launch_per_extra_gpu_s), r.launch_per_extra_gpu_fitted ? "" : " prior",
                      format_duration(r.link.latency_s), r.latency_fitted ? "" : " (prior)", r.link.bandwidth_Bps / 1e9,
                      1e12 / r.link.bandwidth_Bps, r.link.gamma_s_per_byte * 1e12, r.gamma_fitted ? "" : " (not fitted)");
 }
@@ -667,6 +677,7 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
                                                            ExecutionCosts{p.execution, launch_at_s});
       changed = changed || iteration == 0 || !same_coefficients(c, p.class_coefficients);
       p.coefficients = c.total();
+      p.coefficients.extra_gpu_launches = p.coefficients.launches * (p.gpus_per_thread - 1.0);
       p.class_coefficients = std::move(c);
     }
     if (!changed) break;

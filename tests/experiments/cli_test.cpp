@@ -155,6 +155,7 @@ TEST(Cli, SimulateWritesATrace) {
 
 TEST(Cli, CalibrateWritesAModel) {
   const std::string dir = ::testing::TempDir() + "/collsim_cli_calibrate";
+  std::filesystem::create_directories(dir);  // calibrate --out does not create directories
   const auto r = run({"calibrate", COLLSIM_TEST_DATA_DIR "/nccl-tests/h100-nvswitch-4gpu-reducescatter.txt",
                       COLLSIM_TEST_DATA_DIR "/nccl-tests/h100-nvswitch-4gpu-allgather.txt", "--no-gamma", "--out",
                       dir + "/m.yaml"});

@@ -247,6 +247,20 @@ TEST(NcclLog, RanksFromThreadsTimesGpus) {
   const NcclLog log = parse_nccl_log(text, "x.txt");
   EXPECT_EQ(log.nranks, 8u);
   EXPECT_EQ(log.nranks_from, "nThread * nGpus");
+  EXPECT_EQ(log.gpus_per_thread, 4u);  // each of the 2 threads launches on 4 GPUs in turn
+}
+
+// nGpus says how many GPUs one thread drives; absent means one (mpirun -np N), and a value above
+// nranks cannot be true: it is kept at 1 with a warning.
+TEST(NcclLog, GpusPerThreadFromTheHeader) {
+  const std::string head = "# Collective test starting: all_gather_perf\n# nranks: 8\n";
+  const std::string row =
+      "     1048576        262144     float    none      -1    22.47   46.66   40.83      0    21.98   47.72   41.76      0\n";
+  EXPECT_EQ(parse_nccl_log(head + kHeader + row, "x.txt").gpus_per_thread, 1u);
+  const NcclLog wrong = parse_nccl_log(head + "# nThread 1 nGpus 16\n" + kHeader + row, "x.txt");
+  EXPECT_EQ(wrong.gpus_per_thread, 1u);
+  ASSERT_FALSE(wrong.warnings.empty());
+  expect_contains(wrong.warnings.back(), "nGpus = 16");
 }
 
 TEST(NcclLog, RanksCannotBeDetermined) {

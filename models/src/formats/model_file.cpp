@@ -219,7 +219,8 @@ FittedRegime read_regime(const Reader& r, const YAML::Node& node, const std::str
   if (version >= 2) {
     r.check_keys(node, path,
                  {"protocol", "min_size_bytes", "max_size_bytes", "latency_s", "bandwidth_Bps", "gamma_s_per_byte",
-                  "launch_s", "rows", "gamma_fitted", "latency_fitted", "launch_fitted"});
+                  "launch_s", "rows", "gamma_fitted", "latency_fitted", "launch_fitted", "launch_per_extra_gpu_s",
+                  "launch_per_extra_gpu_fitted"});
   } else {
     r.check_keys(node, path,
                  {"min_size_bytes", "max_size_bytes", "latency_s", "bandwidth_Bps", "gamma_s_per_byte", "rows",
@@ -232,6 +233,14 @@ FittedRegime read_regime(const Reader& r, const YAML::Node& node, const std::str
   }
   if (const YAML::Node v = node["latency_fitted"]) regime.latency_fitted = r.boolean(v, path + ".latency_fitted");
   if (const YAML::Node v = node["launch_fitted"]) regime.launch_fitted = r.boolean(v, path + ".launch_fitted");
+  // Absent from files written before the term existed: 0, as those fits charged no such launch.
+  if (const YAML::Node v = node["launch_per_extra_gpu_s"]) {
+    regime.launch_per_extra_gpu_s = parse_duration_s(r.scalar(v, path + ".launch_per_extra_gpu_s"),
+                                                     r.what(v, path + ".launch_per_extra_gpu_s"), BareNumber::BaseUnit);
+  }
+  if (const YAML::Node v = node["launch_per_extra_gpu_fitted"]) {
+    regime.launch_per_extra_gpu_fitted = r.boolean(v, path + ".launch_per_extra_gpu_fitted");
+  }
   regime.link = r.link(node, path);
   regime.min_size_bytes = r.non_negative(r.require(node, "min_size_bytes", path), path + ".min_size_bytes");
   regime.max_size_bytes = r.non_negative(r.require(node, "max_size_bytes", path), path + ".max_size_bytes");
@@ -363,7 +372,7 @@ void read_execution(const Reader& r, const YAML::Node& node, ModelFile& model) {
 }
 
 void read_terms(const Reader& r, const YAML::Node& node, ModelFile& model) {
-  r.check_keys(node, "terms", {"launch_s", "latency_s", "bandwidth_Bps", "gamma_s_per_byte"});
+  r.check_keys(node, "terms", {"launch_s", "launch_per_extra_gpu_s", "latency_s", "bandwidth_Bps", "gamma_s_per_byte"});
   for (const auto& entry : node) {
     const std::string name = r.scalar(entry.first, "terms");
     const std::string path = "terms." + name;
@@ -450,14 +459,17 @@ std::string model_file_to_yaml(const ModelFile& model) {
   if (!model.regimes.empty()) {
     out += "regimes:\n";
     for (const auto& r : model.regimes) {
-      if (!(std::isfinite(r.launch_s) && r.launch_s >= 0)) {
-        throw ConfigError(fmt::format("regimes: launch_s = {} must be finite and >= 0", r.launch_s));
+      for (const double launch : {r.launch_s, r.launch_per_extra_gpu_s}) {
+        if (!(std::isfinite(launch) && launch >= 0)) {
+          throw ConfigError(fmt::format("regimes: a launch term = {} must be finite and >= 0", launch));
+        }
       }
       out += fmt::format(
-          "  - {{protocol: {}, min_size_bytes: {}, max_size_bytes: {}, {}, launch_s: {}, rows: {}, gamma_fitted: {}, "
-          "latency_fitted: {}, launch_fitted: {}}}\n",
+          "  - {{protocol: {}, min_size_bytes: {}, max_size_bytes: {}, {}, launch_s: {}, launch_per_extra_gpu_s: {}, "
+          "rows: {}, gamma_fitted: {}, latency_fitted: {}, launch_fitted: {}, launch_per_extra_gpu_fitted: {}}}\n",
           protocol_name(r.protocol), num(r.min_size_bytes), num(r.max_size_bytes), link_fields(r.link), num(r.launch_s),
-          r.rows, r.gamma_fitted, r.latency_fitted, r.launch_fitted);
+          num(r.launch_per_extra_gpu_s), r.rows, r.gamma_fitted, r.latency_fitted, r.launch_fitted,
+          r.launch_per_extra_gpu_fitted);
     }
   }
   const auto& p = model.provenance;

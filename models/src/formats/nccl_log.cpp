@@ -460,6 +460,12 @@ class Parser {
       }
     }
     log_.nranks = static_cast<std::uint32_t>(*n);
+    // A thread cannot drive more GPUs than take part: such a header is not believed (1 is kept).
+    if (ngpus_ && *ngpus_ >= 1 && *ngpus_ <= *n) {
+      log_.gpus_per_thread = static_cast<std::uint32_t>(*ngpus_);
+    } else if (ngpus_) {
+      log_.warnings.push_back(fmt::format("nGpus = {} is outside 1..nranks ({}); GPUs per thread taken as 1", *ngpus_, *n));
+    }
   }
 
   std::string_view source_;

@@ -38,10 +38,16 @@ struct CostCoefficients {
   /// Launches (kernels or NCCL groups) on the critical path, multiplies launch_s: 1 for a fused
   /// collective, one per round a rank takes part in for p2p_rounds (see ExecutionStyle).
   double launches = 0;
+  /// Launches a host thread issues for the other GPUs it drives: launches * (GPUs per thread - 1)
+  /// (nccl-tests `-g G` drives G GPUs from one thread, one after the other; 0 for one process
+  /// per GPU). Multiplies launch_per_extra_gpu_s.
+  double extra_gpu_launches = 0;
 };
 
-/// latency*alpha + bytes/bandwidth + reduce_bytes*gamma + launches*launch_s, seconds.
-double linear_time_s(const CostCoefficients& coefficients, const LinkModel& link, double launch_s = 0.0);
+/// latency*alpha + bytes/bandwidth + reduce_bytes*gamma + launches*launch_s
+/// + extra_gpu_launches*launch_per_extra_gpu_s, seconds.
+double linear_time_s(const CostCoefficients& coefficients, const LinkModel& link, double launch_s = 0.0,
+                     double launch_per_extra_gpu_s = 0.0);
 
 /// Critical-path counts per link class (see topology.hpp: LinkClass), for topologies whose links
 /// do not all share one (alpha, beta): t = sum_k latency[k] * alpha_k + bytes[k] * beta_k
@@ -93,6 +99,10 @@ struct TermPrior {
 /// NVLINK/Ring: LL 0.6 us, LL128 1.9 us, Simple 3.4 us), seconds.
 TermPrior per_hop_prior(Protocol protocol);
 
+/// The launch a thread adds for each further GPU it drives, when the data hold one way of driving
+/// the GPUs only (every log ran with the same nccl-tests -g): see calibration.cpp for its source.
+TermPrior launch_per_extra_gpu_prior();
+
 /// The parameters of one regime and the size range it was fitted on.
 struct FittedRegime {
   LinkModel link;
@@ -102,6 +112,12 @@ struct FittedRegime {
   bool gamma_fitted = false;  ///< false: gamma was fixed at 0 (not identifiable or disabled)
   double launch_s = 0;        ///< launch overhead of one kernel / NCCL group, seconds
   bool launch_fitted = false; ///< false: no row had launches (or disabled); launch_s = 0
+  /// Launch added per further GPU one thread drives (see CostCoefficients::extra_gpu_launches);
+  /// launch_s is the launch of a thread driving one GPU.
+  double launch_per_extra_gpu_s = 0;
+  /// False: the rows hold one way of driving the GPUs, so the term is the prior (or 0 without a
+  /// launch).
+  bool launch_per_extra_gpu_fitted = false;
   /// False: the rows could not separate alpha from the launch and alpha is the protocol prior.
   bool latency_fitted = true;
   Protocol protocol = Protocol::LL;  ///< the NCCL protocol this regime stands for

@@ -96,6 +96,10 @@ struct CalibrationPoint {
   /// protocol's regime only.
   std::optional<Protocol> protocol = std::nullopt;
   std::uint32_t n = 0;
+  /// GPUs one host thread drove (nccl-tests -g; see NcclLog::gpus_per_thread). collsim-cuda CSVs
+  /// count 1: their gated runs enqueue every launch before the gate opens, so no GPU waits for
+  /// the host to reach it.
+  std::uint32_t gpus_per_thread = 1;
   double size_bytes = 0;         ///< nccl-tests size column / CSV size_bytes
   double measured_s = 0;         ///< nccl-tests: per LogTime; CSV: median over iterations
   CostCoefficients coefficients;  ///< summed over link classes (the single-class view)

@@ -44,6 +44,9 @@ struct NcclLog {
   std::string collective_from;        ///< how the collective was found (for the report)
   std::uint32_t nranks = 0;           ///< ranks taking part, >= 2 (sendrecv: >= 2 as well)
   std::string nranks_from;            ///< how nranks was found (for the report)
+  /// GPUs one host thread drove (nccl-tests' `nGpus` header field, `-g`; 1 when absent): that
+  /// thread launches a kernel on each of them in turn, so the collective's launch grows with it.
+  std::uint32_t gpus_per_thread = 1;
   std::vector<NcclLogRow> rows;       ///< data rows with size > 0, in file order (never empty)
   std::size_t zero_size_rows = 0;     ///< rows of size 0, skipped
   std::size_t skipped_lines = 0;      ///< non-table lines (warnings, banners) ignored
