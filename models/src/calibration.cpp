@@ -254,10 +254,12 @@ class RegimeSearch {
     // separate it, else the prior (it only matters when some row drives several GPUs per thread).
     std::optional<double> extra_gpu_fixed_s;
     bool extra_gpu_fitted = false;
-    if (launch) {
+    if (!with_launch) {
+      extra_gpu_fixed_s = 0.0;  // no launch charged (--no-launch, or no row launches): none per GPU either
+    } else if (launch) {
       extra_gpu_fixed_s = launch->per_extra_gpu_s;
       extra_gpu_fitted = launch->per_extra_gpu_fitted;
-    } else if (with_launch && extra_gpu_launch_separable(rows_, subset)) {
+    } else if (extra_gpu_launch_separable(rows_, subset)) {
       extra_gpu_fitted = true;
     } else {
       extra_gpu_fixed_s = launch_per_extra_gpu_prior().value;

@@ -426,6 +426,19 @@ INSTANTIATE_TEST_SUITE_P(SharedLogs, LeaveOneOut,
                                            LeaveOneOutCase{kA100Logs[1], kA100Logs, 0.10},
                                            LeaveOneOutCase{kA100Logs[2], kA100Logs, 0.12}));
 
+// --no-launch charges no launch at all, so none per extra GPU either, even for a -g 4 log.
+TEST(RunCalibration, NoLaunchMeansNoLaunchPerExtraGpu) {
+  CalibrationOptions options;
+  options.fit_launch = false;
+  const std::vector<std::filesystem::path> files{kReduceScatter4};
+  const CalibrationReport r = run_calibration(files, options);
+  const auto& regimes = r.regime_fit ? r.regime_fit->regimes : r.single.regimes;
+  for (const FittedRegime& regime : regimes) {
+    EXPECT_EQ(regime.launch_s, 0.0);
+    EXPECT_EQ(regime.launch_per_extra_gpu_s, 0.0);
+  }
+}
+
 // A thread driving G GPUs launches G kernels in turn. The A100 server's all_reduce logged both ways
 // (-g 8 in one process, mpirun -np 8 with -g 1) separates the launch of one GPU from the launch
 // per further GPU (fitted, the prior's source); logs that differ in -g but also in collective and
