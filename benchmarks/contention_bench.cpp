@@ -11,14 +11,17 @@
 // shipped clusters (e.g. cluster_h100_4096,cluster_h100_4096_2to1, rail-optimized). --check
 // also runs the contended case with the other solver and prints the largest relative difference
 // of a rank's finish time (how exact the default is against the reference, in the same run).
+// --finish-times FILE writes every rank's finish time of each contended run (17 digits), so that
+// two builds of the engine can be compared rank by rank (scripts/compare_finish_times.py).
 //
 // usage: collsim_bench_contention [--min-n N] [--max-n N] [--algorithms A,B,...] [--delay-ms D] [--per-flow]
-//                                 [--fabrics FLAT,OVER] [--check]
+//                                 [--fabrics FLAT,OVER] [--check] [--finish-times FILE]
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <cstdio>
 #include <ctime>
 #include <exception>
 #include <string>
@@ -33,12 +36,13 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: collsim_bench_contention [--min-n N] [--max-n N] [--algorithms A,B,...] [--delay-ms D] [--per-flow]\n"
-    "                                [--fabrics FLAT,OVER] [--check]\n"
+    "                                [--fabrics FLAT,OVER] [--check] [--finish-times FILE]\n"
     "  replay on cluster_h100_1024_2to1 vs cluster_h100_1024 (their layout at n GPUs), 1 GiB, rank n-1 late\n"
     "  defaults: --min-n 256 --max-n 1024 --algorithms stragglar,ring,recursive_halving_doubling --delay-ms 30\n"
     "  --per-flow: the per-flow reference max-min solver instead of the bundled one\n"
     "  --fabrics FLAT,OVER: two shipped clusters instead (default cluster_h100_1024,cluster_h100_1024_2to1)\n"
-    "  --check: also run OVER with the other solver; rel_diff = largest relative finish-time difference\n";
+    "  --check: also run OVER with the other solver; rel_diff = largest relative finish-time difference\n"
+    "  --finish-times FILE: write 'algorithm n rank finish_s' of every OVER run (17 significant digits)\n";
 
 double wall_now() {
   timespec ts{};
@@ -61,6 +65,7 @@ struct Options {
   bool check = false;
   std::string flat = "cluster_h100_1024";
   std::string over = "cluster_h100_1024_2to1";
+  std::string finish_times_path;  // empty: none written
 };
 
 unsigned long parse_count(const std::string& flag, const std::string& text) {
@@ -96,6 +101,8 @@ bool parse(int argc, char** argv, Options& o) {
       o.min_n = static_cast<collsim::Rank>(parse_count(flag, value));
     } else if (flag == "--max-n") {
       o.max_n = static_cast<collsim::Rank>(parse_count(flag, value));
+    } else if (flag == "--finish-times") {
+      o.finish_times_path = value;
     } else if (flag == "--delay-ms") {
       o.delay_s = 1e-3 * static_cast<double>(parse_count(flag, value));
     } else if (flag == "--fabrics") {
@@ -182,6 +189,14 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "collsim_bench_contention: error: {}\n{}", e.what(), kUsage);
     return 2;
   }
+  std::FILE* finish_times = nullptr;
+  if (!options.finish_times_path.empty()) {
+    finish_times = std::fopen(options.finish_times_path.c_str(), "w");
+    if (finish_times == nullptr) {
+      fmt::print(stderr, "collsim_bench_contention: error: cannot write '{}'\n", options.finish_times_path);
+      return 1;
+    }
+  }
   try {
     fmt::print("replay ({} solver) on {} (1to1) and {} (2to1), 1 GiB, rank n-1 {} ms late, barrier start; CPU "
                "seconds of this process\n",
@@ -220,12 +235,20 @@ int main(int argc, char** argv) {
                    st.reshares, per_reshare, bundles_per_reshare, links_per_reshare, redated_per_reshare, us_per_flow,
                    flat.time_s * 1e3, over.time_s * 1e3, diff);
         std::fflush(stdout);
+        if (finish_times != nullptr) {
+          for (std::size_t r = 0; r < over.finish_s.size(); ++r) {
+            fmt::print(finish_times, "{} {} {} {:.17g}\n", algorithm, n, r, over.finish_s[r]);
+          }
+          std::fflush(finish_times);
+        }
         if (n > options.max_n / 2) break;  // no overflow past max_n
       }
     }
   } catch (const std::exception& e) {
     fmt::print(stderr, "collsim_bench_contention: error: {}\n", e.what());
+    if (finish_times != nullptr) std::fclose(finish_times);
     return 1;
   }
+  if (finish_times != nullptr) std::fclose(finish_times);
   return 0;
 }
