@@ -30,10 +30,13 @@ class BundledMaxMinNetwork {
  public:
   static constexpr std::size_t kMaxRoute = PerFlowMaxMinNetwork::kMaxRoute;
   static constexpr std::uint32_t kNone = PerFlowMaxMinNetwork::kNone;
+  static constexpr std::size_t kScanLinks = 64;
 
   /// The same contract as PerFlowMaxMinNetwork (add, reshare, take_due); the rates are the same
   /// up to rounding (the per-flow solver sums one flow at a time, this one a bundle at a time).
-  BundledMaxMinNetwork(const LinkTable& links, bool prune_links);
+  /// `scan_links`: components with at most this many links are filled by a scan, larger ones
+  /// with a heap (the rates are the same to the bit; tests set it to compare the two).
+  BundledMaxMinNetwork(const LinkTable& links, bool prune_links, std::size_t scan_links = kScanLinks);
 
   void add(double now_s, double bytes, double bottleneck_Bps, double penalty, std::span<const std::uint32_t> links,
            std::uint64_t tag);
@@ -113,6 +116,7 @@ class BundledMaxMinNetwork {
 
   const LinkTable& L_;
   bool prune_links_;
+  std::size_t scan_links_;
   std::vector<Flow> slots_;
   std::vector<Owner> owner_;  // per slot
   std::vector<std::uint32_t> free_slots_;
@@ -135,7 +139,13 @@ class BundledMaxMinNetwork {
   std::vector<std::uint32_t> flipped_;  // dirty links whose binding status changed
   std::vector<std::pair<double, std::uint32_t>> caps_;
   std::vector<std::uint32_t> comp_links_;
-  std::vector<std::pair<double, std::uint32_t>> link_heap_;  // (share, link)
+  // (queued share, link): a heap on a large component, a list scanned for its minimum on a small one.
+  std::vector<std::pair<double, std::uint32_t>> link_heap_;
+  // The same queue as three columns on a small component (scanned, not a heap): link, queued
+  // share, and its share now (filled by the scan).
+  std::vector<std::uint32_t> scan_link_;
+  std::vector<double> scan_queued_;
+  std::vector<double> scan_share_;
   std::vector<std::uint32_t> comp_bundles_;
   std::vector<std::uint32_t> stack_;
   DueHeap due_;  // bundles with members, by their first member's completion date
