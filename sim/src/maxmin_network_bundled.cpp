@@ -87,13 +87,14 @@ void BundledMaxMinNetwork::add(double now_s, double bytes, double bottleneck_Bps
 }
 
 std::uint64_t BundledMaxMinNetwork::take_due() {
-  const std::uint32_t id = due_.top_id();
+  const std::uint32_t id = first_due().top_id();
   Bundle& b = bundles_[id];
   const Entry* first = top(id);
   COLLSIM_ASSERT(first != nullptr, "a dated bundle has no member");
   const std::uint32_t slot = first->slot;
   std::pop_heap(b.heap.begin(), b.heap.end(), [](const Entry& x, const Entry& y) { return later(x, y); });
   b.heap.pop_back();
+  b.first_known = false;
   Flow& f = slots_[slot];
   for (std::uint32_t i = 0; i < f.num_links; ++i) {
     const std::uint32_t l = f.link[i];
@@ -179,6 +180,7 @@ std::uint32_t BundledMaxMinNetwork::bundle_for(const Flow& f) {
   b.fixed = false;
   b.seen = 0;
   b.heap.clear();
+  b.first_known = false;
   if (shared) {
     bundle_of_.emplace(key, id);
     for (std::uint32_t i = 0; i < key.num_links; ++i) {
@@ -205,6 +207,7 @@ void BundledMaxMinNetwork::join(std::uint32_t slot, double left_bytes, double no
   ++o.generation;
   f.finish_bytes = b.moved_bytes + left_bytes;
   b.heap.push_back(Entry{f.finish_bytes, slot, o.generation});
+  b.first_known = false;
   std::push_heap(b.heap.begin(), b.heap.end(), [](const Entry& x, const Entry& y) { return later(x, y); });
   ++b.count;
   if (!b.touched) {
@@ -218,6 +221,7 @@ void BundledMaxMinNetwork::leave(std::uint32_t slot) {
   const std::uint32_t id = owner_[slot].bundle;
   owner_[slot].bundle = kNone;
   Bundle& b = bundles_[id];
+  b.first_known = false;
   if (!b.touched) {
     b.touched = true;
     touched_.push_back(id);
@@ -245,7 +249,8 @@ void BundledMaxMinNetwork::drop_if_empty(std::uint32_t id) {
   b.shared = false;
   b.key = Key{};
   b.heap.clear();
-  due_.erase(id);
+  due_shared_.erase(id);
+  due_private_.erase(id);
   free_bundles_.push_back(id);
 }
 
@@ -264,13 +269,21 @@ const BundledMaxMinNetwork::Entry* BundledMaxMinNetwork::top(std::uint32_t id) {
 
 // Queues the bundle at its first member's completion at the current rate.
 void BundledMaxMinNetwork::redate(std::uint32_t id) {
-  const Entry* first = top(id);
-  const Bundle& b = bundles_[id];
-  if (first == nullptr || !(b.rate > 0)) {
-    due_.erase(id);
+  Bundle& b = bundles_[id];
+  if (!b.first_known) {
+    const Entry* first = top(id);
+    if (first == nullptr) {
+      due_of(b).erase(id);
+      return;
+    }
+    b.first_finish_bytes = first->finish_bytes;
+    b.first_known = true;
+  }
+  if (!(b.rate > 0)) {
+    due_of(b).erase(id);
     return;
   }
-  due_.set(id, b.last_s + std::max(0.0, first->finish_bytes - b.moved_bytes) / b.rate);
+  due_of(b).set(id, b.last_s + std::max(0.0, b.first_finish_bytes - b.moved_bytes) / b.rate);
 }
 
 // The per-flow solver's progressive filling (see maxmin_network.cpp), one bundle at a time:
@@ -415,18 +428,25 @@ void BundledMaxMinNetwork::reshare(double now) {
   }
   if (!scan) std::make_heap(link_heap_.begin(), link_heap_.end(), by_share);
   scan_share_.resize(scan_link_.size());
+  std::size_t scan_count = scan_link_.size();
+  // The last scan's smallest (key, link): the entries the heap re-queued on the way there are
+  // brought to the share that scan saw at the start of the next one (one pass, not two).
+  double last_key = -kInf;
+  std::uint32_t last_best = kNone;
   const auto lowest_share = [&](std::uint32_t& best, double& best_share) {
     best = kNone;
     best_share = kInf;
     if (scan) {
       double key = kInf;
-      std::size_t count = scan_link_.size();
-      for (std::size_t i = 0; i < count;) {
+      for (std::size_t i = 0; i < scan_count;) {
         const std::uint32_t l = scan_link_[i];
+        const double queued = scan_queued_[i];
+        if (queued < last_key || (queued == last_key && l <= last_best)) scan_queued_[i] = scan_share_[i];
         if (unfixed_[l] == 0) {
-          --count;
-          scan_link_[i] = scan_link_[count];
-          scan_queued_[i] = scan_queued_[count];
+          --scan_count;
+          scan_link_[i] = scan_link_[scan_count];
+          scan_queued_[i] = scan_queued_[scan_count];
+          scan_share_[i] = scan_share_[scan_count];
           continue;
         }
         const double share = cap_[l] / usage_[l];
@@ -439,14 +459,8 @@ void BundledMaxMinNetwork::reshare(double now) {
         }
         ++i;
       }
-      scan_link_.resize(count);
-      scan_queued_.resize(count);
-      for (std::size_t i = 0; i < count; ++i) {
-        const double queued = scan_queued_[i];
-        if (queued < key || (queued == key && scan_link_[i] <= best) || scan_link_[i] == best) {
-          scan_queued_[i] = scan_share_[i];
-        }
-      }
+      last_key = key;
+      last_best = best;
       return;
     }
     while (!link_heap_.empty()) {
@@ -498,7 +512,7 @@ void BundledMaxMinNetwork::reshare(double now) {
   // bundle whose rate and members did not change keeps its queued date.
   for (std::uint32_t id : comp_bundles_) {
     Bundle& b = bundles_[id];
-    if (!b.touched && b.rate == b.old_rate && due_.contains(id)) continue;
+    if (!b.touched && b.rate == b.old_rate && due_of(b).contains(id)) continue;
     if (now != b.last_s) {
       b.moved_bytes += b.old_rate * (now - b.last_s);
       b.last_s = now;

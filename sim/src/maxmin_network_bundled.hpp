@@ -42,8 +42,8 @@ class BundledMaxMinNetwork {
            std::uint64_t tag);
   bool needs_reshare() const { return !dirty_links_.empty() || !started_.empty(); }
   void reshare(double now_s);
-  bool idle() const { return due_.empty(); }
-  double next_due_s() const { return due_.top_date(); }
+  bool idle() const { return due_shared_.empty() && due_private_.empty(); }
+  double next_due_s() const { return first_due().top_date(); }
   std::uint64_t take_due();
   const ReplaySharingStats& stats() const { return stats_; }
 
@@ -100,6 +100,11 @@ class BundledMaxMinNetwork {
     bool shared = false;   // in bundle_of_ (a bundle without binding links is private to its flow)
     double moved_bytes = 0;  // bytes each member moved since the bundle was made, as of last_s
     double last_s = 0;
+    // finish_bytes of the first member while first_known: a reshare that only changes the rate
+    // re-dates the bundle without reading its heap (top() misses the cache on flows' owners).
+    // Any change of members forgets it.
+    double first_finish_bytes = 0;
+    bool first_known = false;
     std::array<std::uint32_t, kMaxRoute> pos{};  // index in link_bundles_[key.link[i]]
     std::vector<Entry> heap;  // members by finish_bytes (min-heap, stale entries skipped)
   };
@@ -148,7 +153,21 @@ class BundledMaxMinNetwork {
   std::vector<double> scan_share_;
   std::vector<std::uint32_t> comp_bundles_;
   std::vector<std::uint32_t> stack_;
-  DueHeap due_;  // bundles with members, by their first member's completion date
+  // Bundles with members, by their first member's completion date, in two heaps: the shared
+  // bundles, which reshares re-date all the time, and the private ones (flows that cross no
+  // binding link, dated once), most of the bundles at any time. The re-dated ones then sift
+  // through a small heap that stays in cache. Together they order bundles as one heap would.
+  DueHeap due_shared_;
+  DueHeap due_private_;
+  DueHeap& due_of(const Bundle& b) { return b.shared ? due_shared_ : due_private_; }
+  const DueHeap& first_due() const {
+    if (due_private_.empty()) return due_shared_;
+    if (due_shared_.empty()) return due_private_;
+    const double a = due_shared_.top_date();
+    const double b = due_private_.top_date();
+    return a < b || (a == b && due_shared_.top_id() < due_private_.top_id()) ? due_shared_ : due_private_;
+  }
+  DueHeap& first_due() { return &std::as_const(*this).first_due() == &due_shared_ ? due_shared_ : due_private_; }
   ReplaySharingStats stats_;
 };
 
