@@ -4,7 +4,8 @@
 // (cluster_h100_1024's layout resized to n) and on the 2:1 one (cluster_h100_1024_2to1), both in
 // this process, one after the other. The 1:1 run is the baseline: x_2to1 = CPU time on 2:1 / CPU
 // time on 1:1 (wall_x: the same for wall-clock time, which other processes on the machine
-// inflate). Also reported: the bandwidth reshares of the 2:1 run, the flows and the bundles they
+// inflate). Also reported: the bandwidth reshares of the 2:1 run (and the share of them the solver
+// skipped as known to change no rate), the flows and the bundles they
 // took in on average, CPU time per re-shared flow, and the simulated times (2:1 is never faster).
 // --per-flow runs the per-flow reference solver instead of the bundled default (the figures
 // before bundling; the simulated times agree to rounding). --fabrics FLAT,OVER compares other
@@ -201,8 +202,8 @@ int main(int argc, char** argv) {
     fmt::print("replay ({} solver) on {} (1to1) and {} (2to1), 1 GiB, rank n-1 {} ms late, barrier start; CPU "
                "seconds of this process\n",
                options.per_flow ? "per-flow" : "bundled", options.flat, options.over, options.delay_s * 1e3);
-    fmt::print("{:<28} {:>6} {:>9} {:>9} {:>7} {:>7} {:>10} {:>9} {:>10} {:>9} {:>11} {:>12} {:>11} {:>11}{}\n",
-               "algorithm", "n", "cpu_1to1", "cpu_2to1", "x_2to1", "wall_x", "reshares", "flows/rs", "bundles/rs",
+    fmt::print("{:<28} {:>6} {:>9} {:>9} {:>7} {:>7} {:>10} {:>7} {:>9} {:>10} {:>9} {:>11} {:>12} {:>11} {:>11}{}\n",
+               "algorithm", "n", "cpu_1to1", "cpu_2to1", "x_2to1", "wall_x", "reshares", "skipped", "flows/rs", "bundles/rs",
                "links/rs", "redated/rs", "us/rs-flow", "time_1to1", "time_2to1", options.check ? "   rel_diff" : "");
     for (const std::string& algorithm : options.algorithms) {
       for (collsim::Rank n = options.min_n; n <= options.max_n; n *= 2) {
@@ -229,10 +230,11 @@ int main(int argc, char** argv) {
             st.reshares > 0 ? static_cast<double>(st.links_reshared) / st.reshares : 0.0;
         const double redated_per_reshare = st.reshares > 0 ? static_cast<double>(st.redated) / st.reshares : 0.0;
         const double us_per_flow = st.flows_reshared > 0 ? 1e6 * over.cpu_s / st.flows_reshared : 0.0;
-        fmt::print("{:<28} {:>6} {:>9.3f} {:>9.3f} {:>7.1f} {:>7.1f} {:>10} {:>9.1f} {:>10.1f} {:>9.1f} {:>11.1f} "
+        const double skipped = st.reshares > 0 ? 100.0 * static_cast<double>(st.reshares_skipped) / st.reshares : 0.0;
+        fmt::print("{:<28} {:>6} {:>9.3f} {:>9.3f} {:>7.1f} {:>7.1f} {:>10} {:>6.1f}% {:>9.1f} {:>10.1f} {:>9.1f} {:>11.1f} "
                    "{:>12.4f} {:>9.3f}ms {:>9.3f}ms{}\n",
                    algorithm, n, flat.cpu_s, over.cpu_s, over.cpu_s / flat.cpu_s, over.wall_s / flat.wall_s,
-                   st.reshares, per_reshare, bundles_per_reshare, links_per_reshare, redated_per_reshare, us_per_flow,
+                   st.reshares, skipped, per_reshare, bundles_per_reshare, links_per_reshare, redated_per_reshare, us_per_flow,
                    flat.time_s * 1e3, over.time_s * 1e3, diff);
         std::fflush(stdout);
         if (finish_times != nullptr) {

@@ -38,6 +38,7 @@ BundledMaxMinNetwork::BundledMaxMinNetwork(const LinkTable& links, bool prune_li
   link_caps_Bps_.assign(num_links, 0.0);
   link_seen_.assign(num_links, 0);
   link_binds_.assign(num_links, 0);
+  link_saturated_.assign(num_links, 0);
   cap_.assign(num_links, 0.0);
   unfixed_.assign(num_links, 0);
   usage_.assign(num_links, 0.0);
@@ -308,6 +309,20 @@ void BundledMaxMinNetwork::reshare(double now) {
     if (binds != link_binds_[l]) flipped_.push_back(l);
     link_binds_[l] = binds;
   }
+  // Flows only finished, and none of them crossed a link that limited anyone (every link of
+  // theirs that binds had capacity left): then each other bundle still has what made its rate
+  // max-min fair, a saturated link on which it is the largest or its cap, and the solution is
+  // unique, so no rate changes. The finished flows' bundles were re-dated by take_due().
+  if (flipped_.empty() && started_.empty() && touched_.empty()) {
+    bool limits = false;
+    for (std::uint32_t l : dirty_links_) limits = limits || (link_binds_[l] != 0 && link_saturated_[l] != 0);
+    if (!limits) {
+      dirty_links_.clear();
+      ++stats_.reshares;
+      ++stats_.reshares_skipped;
+      return;
+    }
+  }
   // A link that starts or stops binding changes the link set of every flow on it: they move to
   // the bundle of their new set with the bytes they have left.
   for (std::uint32_t l : flipped_) {
@@ -414,6 +429,7 @@ void BundledMaxMinNetwork::reshare(double now) {
   const auto by_share = [](const std::pair<double, std::uint32_t>& a, const std::pair<double, std::uint32_t>& b) {
     return a.first > b.first || (a.first == b.first && a.second > b.second);
   };
+  for (std::uint32_t l : comp_links_) link_saturated_[l] = 0;
   link_heap_.clear();
   scan_link_.clear();
   scan_queued_.clear();
@@ -500,6 +516,7 @@ void BundledMaxMinNetwork::reshare(double now) {
     COLLSIM_ASSERT(best != kNone, "progressive filling found no limit for an unfixed bundle");
     const double level = std::max(best_share, 0.0);
     const std::size_t left_before = left;
+    link_saturated_[best] = 1;
     for (std::uint32_t id : link_bundles_[best]) {
       Bundle& b = bundles_[id];
       if (b.fixed) continue;

@@ -133,6 +133,7 @@ class BundledMaxMinNetwork {
   std::vector<double> link_caps_Bps_;  // per link: sum of its flows' caps (for can_bind)
   std::vector<std::uint32_t> link_seen_;
   std::vector<std::uint8_t> link_binds_;
+  std::vector<std::uint8_t> link_saturated_;  // the last filling of its component fixed bundles at it
   std::vector<double> cap_;
   std::vector<std::uint32_t> unfixed_;
   std::vector<double> usage_;
