@@ -287,6 +287,51 @@ void BundledMaxMinNetwork::redate(std::uint32_t id) {
   due_of(b).set(id, b.last_s + std::max(0.0, b.first_finish_bytes - b.moved_bytes) / b.rate);
 }
 
+// The started flows' bundles (touched_) at their caps, without a filling, when every link they
+// cross that binds fits all its flows then (the caller checked that no changed link limited
+// anyone). Why that is the max-min solution: the other bundles keep their rates and reasons,
+// the started ones are at their caps, and no link is over capacity. Returns false, changing
+// nothing, when a link would not fit; the margin keeps the answer the filling's despite rounding
+// (a link with room left never sets a level).
+bool BundledMaxMinNetwork::settle_at_caps(double now) {
+  constexpr double kRoomMargin = 1e-9;  // relative to the link's capacity
+  checked_links_.clear();
+  for (std::uint32_t id : touched_) {
+    const Bundle& b = bundles_[id];
+    for (std::uint32_t i = 0; i < b.key.num_links; ++i) {
+      const std::uint32_t l = b.key.link[i];
+      if (std::find(checked_links_.begin(), checked_links_.end(), l) != checked_links_.end()) continue;
+      checked_links_.push_back(l);
+      double used_Bps = 0;
+      for (std::uint32_t other : link_bundles_[l]) {
+        const Bundle& o = bundles_[other];
+        used_Bps += o.count * (o.touched ? o.key.bottleneck_Bps : o.rate);
+      }
+      if (used_Bps > L_.bandwidth_Bps[l] * (1 - kRoomMargin)) return false;
+    }
+  }
+  ++stats_.reshares;
+  ++stats_.reshares_skipped;
+  stats_.bundles_reshared += touched_.size();
+  for (std::uint32_t id : touched_) {
+    Bundle& b = bundles_[id];
+    b.touched = false;
+    if (b.count == 0) continue;
+    stats_.flows_reshared += b.count;
+    b.old_rate = b.rate;
+    b.rate = b.key.bottleneck_Bps;
+    if (now != b.last_s) {
+      b.moved_bytes += b.old_rate * (now - b.last_s);
+      b.last_s = now;
+    }
+    stats_.redated += b.count;
+    redate(id);
+  }
+  touched_.clear();
+  dirty_links_.clear();
+  return true;
+}
+
 // The per-flow solver's progressive filling (see maxmin_network.cpp), one bundle at a time:
 // a bundle of k flows weighs k / penalty on each of its links and takes k times its rate from
 // them. Which bundles are re-shared follows the same rule: those on a dirty link that binds,
@@ -309,19 +354,19 @@ void BundledMaxMinNetwork::reshare(double now) {
     if (binds != link_binds_[l]) flipped_.push_back(l);
     link_binds_[l] = binds;
   }
-  // Flows only finished, and none of them crossed a link that limited anyone (every link of
-  // theirs that binds had capacity left): then each other bundle still has what made its rate
-  // max-min fair, a saturated link on which it is the largest or its cap, and the solution is
-  // unique, so no rate changes. The finished flows' bundles were re-dated by take_due().
-  if (flipped_.empty() && started_.empty() && touched_.empty()) {
-    bool limits = false;
-    for (std::uint32_t l : dirty_links_) limits = limits || (link_binds_[l] != 0 && link_saturated_[l] != 0);
-    if (!limits) {
-      dirty_links_.clear();
-      ++stats_.reshares;
-      ++stats_.reshares_skipped;
-      return;
-    }
+  // When no changed link limits anyone (every dirty link that binds had capacity left in the
+  // last filling of its component, and none started or stopped binding), each other bundle keeps
+  // what made its rate max-min fair: a saturated link on which it is the largest, or its cap.
+  // Flows that only finished then change no rate (the max-min solution is unique; their bundles
+  // were re-dated by take_due). Flows that started change none either if the links they cross
+  // still fit every flow at its cap (settle_at_caps): then they move at their caps.
+  bool limits = !flipped_.empty();
+  for (std::uint32_t l : dirty_links_) limits = limits || (link_binds_[l] != 0 && link_saturated_[l] != 0);
+  if (!limits && started_.empty()) {
+    dirty_links_.clear();
+    ++stats_.reshares;
+    ++stats_.reshares_skipped;
+    return;
   }
   // A link that starts or stops binding changes the link set of every flow on it: they move to
   // the bundle of their new set with the bytes they have left.
@@ -339,6 +384,7 @@ void BundledMaxMinNetwork::reshare(double now) {
   }
   for (std::uint32_t slot : started_) join(slot, slots_[slot].left_bytes, now);
   started_.clear();
+  if (!limits && settle_at_caps(now)) return;
 
   const auto add_bundle = [this](std::uint32_t id) {
     Bundle& b = bundles_[id];

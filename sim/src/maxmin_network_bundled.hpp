@@ -118,6 +118,7 @@ class BundledMaxMinNetwork {
   void drop_if_empty(std::uint32_t id);
   const Entry* top(std::uint32_t id);
   void redate(std::uint32_t id);
+  bool settle_at_caps(double now);
 
   const LinkTable& L_;
   bool prune_links_;
@@ -145,6 +146,7 @@ class BundledMaxMinNetwork {
   std::vector<std::uint32_t> flipped_;  // dirty links whose binding status changed
   std::vector<std::pair<double, std::uint32_t>> caps_;
   std::vector<std::uint32_t> comp_links_;
+  std::vector<std::uint32_t> checked_links_;  // settle_at_caps
   // (queued share, link): a heap on a large component, a list scanned for its minimum on a small one.
   std::vector<std::pair<double, std::uint32_t>> link_heap_;
   // The same queue as three columns on a small component (scanned, not a heap): link, queued
