@@ -13,6 +13,11 @@
 // A flow's bundle follows the links of its route that bind now (PerFlowMaxMinNetwork::can_bind):
 // when a link starts or stops binding, its flows move to the bundle of their new link set. A
 // flow that crosses no binding link has a bundle of its own (nothing but its cap limits it).
+//
+// Most reshares need no filling at all: when no changed link was saturated, flows that finished
+// change no rate, and flows that started move at their caps if their links fit them (reshare()
+// says why that is exact). The filling itself finds each level by a scan on the small components
+// of leaf/spine fabrics, a heap on large ones; both take the same links in the same order.
 #pragma once
 
 #include <array>
