@@ -4,21 +4,25 @@
 // (cluster_h100_1024's layout resized to n) and on the 2:1 one (cluster_h100_1024_2to1), both in
 // this process, one after the other. The 1:1 run is the baseline: x_2to1 = CPU time on 2:1 / CPU
 // time on 1:1 (wall_x: the same for wall-clock time, which other processes on the machine
-// inflate). Also reported: the bandwidth reshares of the 2:1 run, the flows and the bundles they
+// inflate). Also reported: the bandwidth reshares of the 2:1 run (and the share of them the solver
+// skipped as known to change no rate), the flows and the bundles they
 // took in on average, CPU time per re-shared flow, and the simulated times (2:1 is never faster).
 // --per-flow runs the per-flow reference solver instead of the bundled default (the figures
 // before bundling; the simulated times agree to rounding). --fabrics FLAT,OVER compares other
 // shipped clusters (e.g. cluster_h100_4096,cluster_h100_4096_2to1, rail-optimized). --check
 // also runs the contended case with the other solver and prints the largest relative difference
 // of a rank's finish time (how exact the default is against the reference, in the same run).
+// --finish-times FILE writes every rank's finish time of each contended run (17 digits), so that
+// two builds of the engine can be compared rank by rank (scripts/compare_finish_times.py).
 //
 // usage: collsim_bench_contention [--min-n N] [--max-n N] [--algorithms A,B,...] [--delay-ms D] [--per-flow]
-//                                 [--fabrics FLAT,OVER] [--check]
+//                                 [--fabrics FLAT,OVER] [--check] [--finish-times FILE]
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <cstdio>
 #include <ctime>
 #include <exception>
 #include <string>
@@ -33,12 +37,13 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: collsim_bench_contention [--min-n N] [--max-n N] [--algorithms A,B,...] [--delay-ms D] [--per-flow]\n"
-    "                                [--fabrics FLAT,OVER] [--check]\n"
+    "                                [--fabrics FLAT,OVER] [--check] [--finish-times FILE]\n"
     "  replay on cluster_h100_1024_2to1 vs cluster_h100_1024 (their layout at n GPUs), 1 GiB, rank n-1 late\n"
     "  defaults: --min-n 256 --max-n 1024 --algorithms stragglar,ring,recursive_halving_doubling --delay-ms 30\n"
     "  --per-flow: the per-flow reference max-min solver instead of the bundled one\n"
     "  --fabrics FLAT,OVER: two shipped clusters instead (default cluster_h100_1024,cluster_h100_1024_2to1)\n"
-    "  --check: also run OVER with the other solver; rel_diff = largest relative finish-time difference\n";
+    "  --check: also run OVER with the other solver; rel_diff = largest relative finish-time difference\n"
+    "  --finish-times FILE: write 'algorithm n rank finish_s' of every OVER run (17 significant digits)\n";
 
 double wall_now() {
   timespec ts{};
@@ -61,6 +66,7 @@ struct Options {
   bool check = false;
   std::string flat = "cluster_h100_1024";
   std::string over = "cluster_h100_1024_2to1";
+  std::string finish_times_path;  // empty: none written
 };
 
 unsigned long parse_count(const std::string& flag, const std::string& text) {
@@ -96,6 +102,8 @@ bool parse(int argc, char** argv, Options& o) {
       o.min_n = static_cast<collsim::Rank>(parse_count(flag, value));
     } else if (flag == "--max-n") {
       o.max_n = static_cast<collsim::Rank>(parse_count(flag, value));
+    } else if (flag == "--finish-times") {
+      o.finish_times_path = value;
     } else if (flag == "--delay-ms") {
       o.delay_s = 1e-3 * static_cast<double>(parse_count(flag, value));
     } else if (flag == "--fabrics") {
@@ -182,12 +190,20 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "collsim_bench_contention: error: {}\n{}", e.what(), kUsage);
     return 2;
   }
+  std::FILE* finish_times = nullptr;
+  if (!options.finish_times_path.empty()) {
+    finish_times = std::fopen(options.finish_times_path.c_str(), "w");
+    if (finish_times == nullptr) {
+      fmt::print(stderr, "collsim_bench_contention: error: cannot write '{}'\n", options.finish_times_path);
+      return 1;
+    }
+  }
   try {
     fmt::print("replay ({} solver) on {} (1to1) and {} (2to1), 1 GiB, rank n-1 {} ms late, barrier start; CPU "
                "seconds of this process\n",
                options.per_flow ? "per-flow" : "bundled", options.flat, options.over, options.delay_s * 1e3);
-    fmt::print("{:<28} {:>6} {:>9} {:>9} {:>7} {:>7} {:>10} {:>9} {:>10} {:>9} {:>11} {:>12} {:>11} {:>11}{}\n",
-               "algorithm", "n", "cpu_1to1", "cpu_2to1", "x_2to1", "wall_x", "reshares", "flows/rs", "bundles/rs",
+    fmt::print("{:<28} {:>6} {:>9} {:>9} {:>7} {:>7} {:>10} {:>7} {:>9} {:>10} {:>9} {:>11} {:>12} {:>11} {:>11}{}\n",
+               "algorithm", "n", "cpu_1to1", "cpu_2to1", "x_2to1", "wall_x", "reshares", "skipped", "flows/rs", "bundles/rs",
                "links/rs", "redated/rs", "us/rs-flow", "time_1to1", "time_2to1", options.check ? "   rel_diff" : "");
     for (const std::string& algorithm : options.algorithms) {
       for (collsim::Rank n = options.min_n; n <= options.max_n; n *= 2) {
@@ -214,18 +230,27 @@ int main(int argc, char** argv) {
             st.reshares > 0 ? static_cast<double>(st.links_reshared) / st.reshares : 0.0;
         const double redated_per_reshare = st.reshares > 0 ? static_cast<double>(st.redated) / st.reshares : 0.0;
         const double us_per_flow = st.flows_reshared > 0 ? 1e6 * over.cpu_s / st.flows_reshared : 0.0;
-        fmt::print("{:<28} {:>6} {:>9.3f} {:>9.3f} {:>7.1f} {:>7.1f} {:>10} {:>9.1f} {:>10.1f} {:>9.1f} {:>11.1f} "
+        const double skipped = st.reshares > 0 ? 100.0 * static_cast<double>(st.reshares_skipped) / st.reshares : 0.0;
+        fmt::print("{:<28} {:>6} {:>9.3f} {:>9.3f} {:>7.1f} {:>7.1f} {:>10} {:>6.1f}% {:>9.1f} {:>10.1f} {:>9.1f} {:>11.1f} "
                    "{:>12.4f} {:>9.3f}ms {:>9.3f}ms{}\n",
                    algorithm, n, flat.cpu_s, over.cpu_s, over.cpu_s / flat.cpu_s, over.wall_s / flat.wall_s,
-                   st.reshares, per_reshare, bundles_per_reshare, links_per_reshare, redated_per_reshare, us_per_flow,
+                   st.reshares, skipped, per_reshare, bundles_per_reshare, links_per_reshare, redated_per_reshare, us_per_flow,
                    flat.time_s * 1e3, over.time_s * 1e3, diff);
         std::fflush(stdout);
+        if (finish_times != nullptr) {
+          for (std::size_t r = 0; r < over.finish_s.size(); ++r) {
+            fmt::print(finish_times, "{} {} {} {:.17g}\n", algorithm, n, r, over.finish_s[r]);
+          }
+          std::fflush(finish_times);
+        }
         if (n > options.max_n / 2) break;  // no overflow past max_n
       }
     }
   } catch (const std::exception& e) {
     fmt::print(stderr, "collsim_bench_contention: error: {}\n", e.what());
+    if (finish_times != nullptr) std::fclose(finish_times);
     return 1;
   }
+  if (finish_times != nullptr) std::fclose(finish_times);
   return 0;
 }

@@ -23,28 +23,25 @@ class DueHeap {
   std::size_t size() const { return heap_.size(); }
   bool contains(std::uint32_t id) const { return id < pos_.size() && pos_[id] != kAbsent; }
   /// The smallest date and its id; the heap must not be empty.
-  double top_date() const { return date_[heap_.front()]; }
-  std::uint32_t top_id() const { return heap_.front(); }
+  double top_date() const { return heap_.front().date; }
+  std::uint32_t top_id() const { return heap_.front().id; }
 
   /// Puts `id` in the heap at `date`, or moves it there if it is already in.
   void set(std::uint32_t id, double date) {
-    if (id >= pos_.size()) {
-      pos_.resize(id + 1, kAbsent);
-      date_.resize(id + 1, 0.0);
-    }
+    if (id >= pos_.size()) pos_.resize(id + 1, kAbsent);
     if (pos_[id] == kAbsent) {
       pos_[id] = static_cast<std::uint32_t>(heap_.size());
-      heap_.push_back(id);
-      date_[id] = date;
+      heap_.push_back(Node{date, id});
       up(pos_[id]);
       return;
     }
-    const double old = date_[id];
-    date_[id] = date;
+    const std::uint32_t at = pos_[id];
+    const double old = heap_[at].date;
+    heap_[at].date = date;
     if (date < old) {
-      up(pos_[id]);
+      up(at);
     } else {
-      down(pos_[id]);
+      down(at);
     }
   }
 
@@ -52,51 +49,53 @@ class DueHeap {
   void erase(std::uint32_t id) {
     if (!contains(id)) return;
     const std::uint32_t at = pos_[id];
-    const std::uint32_t last = heap_.back();
+    const Node last = heap_.back();
     heap_.pop_back();
     pos_[id] = kAbsent;
-    if (last == id) return;
-    heap_[at] = last;
-    pos_[last] = at;
+    if (last.id == id) return;
+    place(at, last);
     up(at);
-    down(pos_[last]);
+    down(pos_[last.id]);
   }
 
  private:
-  bool before(std::uint32_t a, std::uint32_t b) const {
-    return date_[a] < date_[b] || (date_[a] == date_[b] && a < b);
-  }
-  void place(std::uint32_t at, std::uint32_t id) {
-    heap_[at] = id;
-    pos_[id] = at;
+  // The date sits next to its id in the heap: a sift compares dates without a second lookup
+  // per level (on a contended fabric the re-dating sifts are a tenth of a run).
+  struct Node {
+    double date;
+    std::uint32_t id;
+  };
+  static bool before(const Node& a, const Node& b) { return a.date < b.date || (a.date == b.date && a.id < b.id); }
+  void place(std::uint32_t at, const Node& node) {
+    heap_[at] = node;
+    pos_[node.id] = at;
   }
   void up(std::uint32_t at) {
-    const std::uint32_t id = heap_[at];
+    const Node node = heap_[at];
     while (at > 0) {
       const std::uint32_t parent = (at - 1) / 2;
-      if (!before(id, heap_[parent])) break;
+      if (!before(node, heap_[parent])) break;
       place(at, heap_[parent]);
       at = parent;
     }
-    place(at, id);
+    place(at, node);
   }
   void down(std::uint32_t at) {
-    const std::uint32_t id = heap_[at];
+    const Node node = heap_[at];
     const auto count = static_cast<std::uint32_t>(heap_.size());
     for (;;) {
       std::uint32_t child = 2 * at + 1;
       if (child >= count) break;
       if (child + 1 < count && before(heap_[child + 1], heap_[child])) ++child;
-      if (!before(heap_[child], id)) break;
+      if (!before(heap_[child], node)) break;
       place(at, heap_[child]);
       at = child;
     }
-    place(at, id);
+    place(at, node);
   }
 
-  std::vector<std::uint32_t> heap_;  // ids, heap-ordered by (date, id)
+  std::vector<Node> heap_;           // heap-ordered by (date, id)
   std::vector<std::uint32_t> pos_;   // per id: index in heap_, or kAbsent
-  std::vector<double> date_;         // per id: its date while in the heap
 };
 
 }  // namespace collsim::detail

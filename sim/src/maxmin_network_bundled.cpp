@@ -30,14 +30,15 @@ std::size_t BundledMaxMinNetwork::KeyHash::operator()(const Key& k) const {
   return static_cast<std::size_t>(h);
 }
 
-BundledMaxMinNetwork::BundledMaxMinNetwork(const LinkTable& links, bool prune_links)
-    : L_(links), prune_links_(prune_links) {
+BundledMaxMinNetwork::BundledMaxMinNetwork(const LinkTable& links, bool prune_links, std::size_t scan_links)
+    : L_(links), prune_links_(prune_links), scan_links_(scan_links) {
   const std::size_t num_links = L_.bandwidth_Bps.size();
   link_flows_.assign(num_links, {});
   link_bundles_.assign(num_links, {});
   link_caps_Bps_.assign(num_links, 0.0);
   link_seen_.assign(num_links, 0);
   link_binds_.assign(num_links, 0);
+  link_saturated_.assign(num_links, 0);
   cap_.assign(num_links, 0.0);
   unfixed_.assign(num_links, 0);
   usage_.assign(num_links, 0.0);
@@ -87,13 +88,14 @@ void BundledMaxMinNetwork::add(double now_s, double bytes, double bottleneck_Bps
 }
 
 std::uint64_t BundledMaxMinNetwork::take_due() {
-  const std::uint32_t id = due_.top_id();
+  const std::uint32_t id = first_due().top_id();
   Bundle& b = bundles_[id];
   const Entry* first = top(id);
   COLLSIM_ASSERT(first != nullptr, "a dated bundle has no member");
   const std::uint32_t slot = first->slot;
   std::pop_heap(b.heap.begin(), b.heap.end(), [](const Entry& x, const Entry& y) { return later(x, y); });
   b.heap.pop_back();
+  b.first_known = false;
   Flow& f = slots_[slot];
   for (std::uint32_t i = 0; i < f.num_links; ++i) {
     const std::uint32_t l = f.link[i];
@@ -179,6 +181,7 @@ std::uint32_t BundledMaxMinNetwork::bundle_for(const Flow& f) {
   b.fixed = false;
   b.seen = 0;
   b.heap.clear();
+  b.first_known = false;
   if (shared) {
     bundle_of_.emplace(key, id);
     for (std::uint32_t i = 0; i < key.num_links; ++i) {
@@ -205,6 +208,7 @@ void BundledMaxMinNetwork::join(std::uint32_t slot, double left_bytes, double no
   ++o.generation;
   f.finish_bytes = b.moved_bytes + left_bytes;
   b.heap.push_back(Entry{f.finish_bytes, slot, o.generation});
+  b.first_known = false;
   std::push_heap(b.heap.begin(), b.heap.end(), [](const Entry& x, const Entry& y) { return later(x, y); });
   ++b.count;
   if (!b.touched) {
@@ -218,6 +222,7 @@ void BundledMaxMinNetwork::leave(std::uint32_t slot) {
   const std::uint32_t id = owner_[slot].bundle;
   owner_[slot].bundle = kNone;
   Bundle& b = bundles_[id];
+  b.first_known = false;
   if (!b.touched) {
     b.touched = true;
     touched_.push_back(id);
@@ -245,7 +250,8 @@ void BundledMaxMinNetwork::drop_if_empty(std::uint32_t id) {
   b.shared = false;
   b.key = Key{};
   b.heap.clear();
-  due_.erase(id);
+  due_shared_.erase(id);
+  due_private_.erase(id);
   free_bundles_.push_back(id);
 }
 
@@ -264,13 +270,66 @@ const BundledMaxMinNetwork::Entry* BundledMaxMinNetwork::top(std::uint32_t id) {
 
 // Queues the bundle at its first member's completion at the current rate.
 void BundledMaxMinNetwork::redate(std::uint32_t id) {
-  const Entry* first = top(id);
-  const Bundle& b = bundles_[id];
-  if (first == nullptr || !(b.rate > 0)) {
-    due_.erase(id);
+  Bundle& b = bundles_[id];
+  if (!b.first_known) {
+    const Entry* first = top(id);
+    if (first == nullptr) {
+      due_of(b).erase(id);
+      return;
+    }
+    b.first_finish_bytes = first->finish_bytes;
+    b.first_known = true;
+  }
+  if (!(b.rate > 0)) {
+    due_of(b).erase(id);
     return;
   }
-  due_.set(id, b.last_s + std::max(0.0, first->finish_bytes - b.moved_bytes) / b.rate);
+  due_of(b).set(id, b.last_s + std::max(0.0, b.first_finish_bytes - b.moved_bytes) / b.rate);
+}
+
+// The started flows' bundles (touched_) at their caps, without a filling, when every link they
+// cross that binds fits all its flows then (the caller checked that no changed link limited
+// anyone). Why that is the max-min solution: the other bundles keep their rates and reasons,
+// the started ones are at their caps, and no link is over capacity. Returns false, changing
+// nothing, when a link would not fit; the margin keeps the answer the filling's despite rounding
+// (a link with room left never sets a level).
+bool BundledMaxMinNetwork::settle_at_caps(double now) {
+  constexpr double kRoomMargin = 1e-9;  // relative to the link's capacity
+  checked_links_.clear();
+  for (std::uint32_t id : touched_) {
+    const Bundle& b = bundles_[id];
+    for (std::uint32_t i = 0; i < b.key.num_links; ++i) {
+      const std::uint32_t l = b.key.link[i];
+      if (std::find(checked_links_.begin(), checked_links_.end(), l) != checked_links_.end()) continue;
+      checked_links_.push_back(l);
+      double used_Bps = 0;
+      for (std::uint32_t other : link_bundles_[l]) {
+        const Bundle& o = bundles_[other];
+        used_Bps += o.count * (o.touched ? o.key.bottleneck_Bps : o.rate);
+      }
+      if (used_Bps > L_.bandwidth_Bps[l] * (1 - kRoomMargin)) return false;
+    }
+  }
+  ++stats_.reshares;
+  ++stats_.reshares_skipped;
+  stats_.bundles_reshared += touched_.size();
+  for (std::uint32_t id : touched_) {
+    Bundle& b = bundles_[id];
+    b.touched = false;
+    if (b.count == 0) continue;
+    stats_.flows_reshared += b.count;
+    b.old_rate = b.rate;
+    b.rate = b.key.bottleneck_Bps;
+    if (now != b.last_s) {
+      b.moved_bytes += b.old_rate * (now - b.last_s);
+      b.last_s = now;
+    }
+    stats_.redated += b.count;
+    redate(id);
+  }
+  touched_.clear();
+  dirty_links_.clear();
+  return true;
 }
 
 // The per-flow solver's progressive filling (see maxmin_network.cpp), one bundle at a time:
@@ -295,6 +354,20 @@ void BundledMaxMinNetwork::reshare(double now) {
     if (binds != link_binds_[l]) flipped_.push_back(l);
     link_binds_[l] = binds;
   }
+  // When no changed link limits anyone (every dirty link that binds had capacity left in the
+  // last filling of its component, and none started or stopped binding), each other bundle keeps
+  // what made its rate max-min fair: a saturated link on which it is the largest, or its cap.
+  // Flows that only finished then change no rate (the max-min solution is unique; their bundles
+  // were re-dated by take_due). Flows that started change none either if the links they cross
+  // still fit every flow at its cap (settle_at_caps): then they move at their caps.
+  bool limits = !flipped_.empty();
+  for (std::uint32_t l : dirty_links_) limits = limits || (link_binds_[l] != 0 && link_saturated_[l] != 0);
+  if (!limits && started_.empty()) {
+    dirty_links_.clear();
+    ++stats_.reshares;
+    ++stats_.reshares_skipped;
+    return;
+  }
   // A link that starts or stops binding changes the link set of every flow on it: they move to
   // the bundle of their new set with the bytes they have left.
   for (std::uint32_t l : flipped_) {
@@ -311,6 +384,7 @@ void BundledMaxMinNetwork::reshare(double now) {
   }
   for (std::uint32_t slot : started_) join(slot, slots_[slot].left_bytes, now);
   started_.clear();
+  if (!limits && settle_at_caps(now)) return;
 
   const auto add_bundle = [this](std::uint32_t id) {
     Bundle& b = bundles_[id];
@@ -384,20 +458,73 @@ void BundledMaxMinNetwork::reshare(double now) {
   };
   // Links by share in a lazy min-heap: fixing bundles at the lowest level only raises the
   // other links' shares (they give up less than their share per unit of weight), so an entry
-  // whose share went stale is re-queued at its new share when it reaches the top. That finds each
-  // level in O(log links) instead of a scan of every link of the component.
+  // whose share went stale is re-queued at its new share when it reaches the top: O(log links)
+  // per level instead of a scan of every link of the component.
+  // A small component (nearly all of them on a leaf/spine fabric: a few congested leaves) keeps
+  // the same queue as a plain list: at every level the heap re-queued each link whose share
+  // moved (two sifts each), 40 % of a reshare at n = 2,048 (perf), where one pass over a few
+  // links does. The pass takes exactly the link the heap would, so the rates stay the same to the
+  // last bit (a choice from fresh shares alone differs where rounding lowered a share a little,
+  // and which links tie then changes; at n = 2,048 finish times moved by 1e-7). The heap
+  // re-queues entries, smallest (queued share, link) first, until the smallest is fresh. A
+  // share that rose is met at its new value; one that rounding lowered is met at its old value,
+  // then re-queued lower and taken at once. So the link taken is the smallest by
+  // (max(queued, share), link), and what the heap re-queued on the way is every entry smaller
+  // than that one.
+  const bool scan = comp_links_.size() <= scan_links_;
   const auto by_share = [](const std::pair<double, std::uint32_t>& a, const std::pair<double, std::uint32_t>& b) {
     return a.first > b.first || (a.first == b.first && a.second > b.second);
   };
+  for (std::uint32_t l : comp_links_) link_saturated_[l] = 0;
   link_heap_.clear();
+  scan_link_.clear();
+  scan_queued_.clear();
   for (std::uint32_t l : comp_links_) {
-    if (unfixed_[l] != 0) link_heap_.emplace_back(cap_[l] / usage_[l], l);
+    if (unfixed_[l] == 0) continue;
+    if (scan) {
+      scan_link_.push_back(l);
+      scan_queued_.push_back(cap_[l] / usage_[l]);
+    } else {
+      link_heap_.emplace_back(cap_[l] / usage_[l], l);
+    }
   }
-  std::make_heap(link_heap_.begin(), link_heap_.end(), by_share);
-  std::size_t next_cap = 0;
-  while (left > 0) {
-    std::uint32_t best = kNone;
-    double best_share = kInf;
+  if (!scan) std::make_heap(link_heap_.begin(), link_heap_.end(), by_share);
+  scan_share_.resize(scan_link_.size());
+  std::size_t scan_count = scan_link_.size();
+  // The last scan's smallest (key, link): the entries the heap re-queued on the way there are
+  // brought to the share that scan saw at the start of the next one (one pass, not two).
+  double last_key = -kInf;
+  std::uint32_t last_best = kNone;
+  const auto lowest_share = [&](std::uint32_t& best, double& best_share) {
+    best = kNone;
+    best_share = kInf;
+    if (scan) {
+      double key = kInf;
+      for (std::size_t i = 0; i < scan_count;) {
+        const std::uint32_t l = scan_link_[i];
+        const double queued = scan_queued_[i];
+        if (queued < last_key || (queued == last_key && l <= last_best)) scan_queued_[i] = scan_share_[i];
+        if (unfixed_[l] == 0) {
+          --scan_count;
+          scan_link_[i] = scan_link_[scan_count];
+          scan_queued_[i] = scan_queued_[scan_count];
+          scan_share_[i] = scan_share_[scan_count];
+          continue;
+        }
+        const double share = cap_[l] / usage_[l];
+        scan_share_[i] = share;
+        const double mine = std::max(scan_queued_[i], share);
+        if (mine < key || (mine == key && l < best)) {
+          key = mine;
+          best = l;
+          best_share = share;
+        }
+        ++i;
+      }
+      last_key = key;
+      last_best = best;
+      return;
+    }
     while (!link_heap_.empty()) {
       const auto [queued, l] = link_heap_.front();
       std::pop_heap(link_heap_.begin(), link_heap_.end(), by_share);
@@ -415,8 +542,14 @@ void BundledMaxMinNetwork::reshare(double now) {
       std::push_heap(link_heap_.begin(), link_heap_.end(), by_share);
       best = l;
       best_share = share;
-      break;
+      return;
     }
+  };
+  std::size_t next_cap = 0;
+  while (left > 0) {
+    std::uint32_t best = kNone;
+    double best_share = kInf;
+    lowest_share(best, best_share);
     bool capped = false;
     for (; next_cap < caps_.size() && caps_[next_cap].first <= best_share; ++next_cap) {
       Bundle& b = bundles_[caps_[next_cap].second];
@@ -429,6 +562,7 @@ void BundledMaxMinNetwork::reshare(double now) {
     COLLSIM_ASSERT(best != kNone, "progressive filling found no limit for an unfixed bundle");
     const double level = std::max(best_share, 0.0);
     const std::size_t left_before = left;
+    link_saturated_[best] = 1;
     for (std::uint32_t id : link_bundles_[best]) {
       Bundle& b = bundles_[id];
       if (b.fixed) continue;
@@ -441,7 +575,7 @@ void BundledMaxMinNetwork::reshare(double now) {
   // bundle whose rate and members did not change keeps its queued date.
   for (std::uint32_t id : comp_bundles_) {
     Bundle& b = bundles_[id];
-    if (!b.touched && b.rate == b.old_rate && due_.contains(id)) continue;
+    if (!b.touched && b.rate == b.old_rate && due_of(b).contains(id)) continue;
     if (now != b.last_s) {
       b.moved_bytes += b.old_rate * (now - b.last_s);
       b.last_s = now;

@@ -13,6 +13,11 @@
 // A flow's bundle follows the links of its route that bind now (PerFlowMaxMinNetwork::can_bind):
 // when a link starts or stops binding, its flows move to the bundle of their new link set. A
 // flow that crosses no binding link has a bundle of its own (nothing but its cap limits it).
+//
+// Most reshares need no filling at all: when no changed link was saturated, flows that finished
+// change no rate, and flows that started move at their caps if their links fit them (reshare()
+// says why that is exact). The filling itself finds each level by a scan on the small components
+// of leaf/spine fabrics, a heap on large ones; both take the same links in the same order.
 #pragma once
 
 #include <array>
@@ -30,17 +35,20 @@ class BundledMaxMinNetwork {
  public:
   static constexpr std::size_t kMaxRoute = PerFlowMaxMinNetwork::kMaxRoute;
   static constexpr std::uint32_t kNone = PerFlowMaxMinNetwork::kNone;
+  static constexpr std::size_t kScanLinks = 64;
 
   /// The same contract as PerFlowMaxMinNetwork (add, reshare, take_due); the rates are the same
   /// up to rounding (the per-flow solver sums one flow at a time, this one a bundle at a time).
-  BundledMaxMinNetwork(const LinkTable& links, bool prune_links);
+  /// `scan_links`: components with at most this many links are filled by a scan, larger ones
+  /// with a heap (the rates are the same to the bit; tests set it to compare the two).
+  BundledMaxMinNetwork(const LinkTable& links, bool prune_links, std::size_t scan_links = kScanLinks);
 
   void add(double now_s, double bytes, double bottleneck_Bps, double penalty, std::span<const std::uint32_t> links,
            std::uint64_t tag);
   bool needs_reshare() const { return !dirty_links_.empty() || !started_.empty(); }
   void reshare(double now_s);
-  bool idle() const { return due_.empty(); }
-  double next_due_s() const { return due_.top_date(); }
+  bool idle() const { return due_shared_.empty() && due_private_.empty(); }
+  double next_due_s() const { return first_due().top_date(); }
   std::uint64_t take_due();
   const ReplaySharingStats& stats() const { return stats_; }
 
@@ -97,6 +105,11 @@ class BundledMaxMinNetwork {
     bool shared = false;   // in bundle_of_ (a bundle without binding links is private to its flow)
     double moved_bytes = 0;  // bytes each member moved since the bundle was made, as of last_s
     double last_s = 0;
+    // finish_bytes of the first member while first_known: a reshare that only changes the rate
+    // re-dates the bundle without reading its heap (top() misses the cache on flows' owners).
+    // Any change of members forgets it.
+    double first_finish_bytes = 0;
+    bool first_known = false;
     std::array<std::uint32_t, kMaxRoute> pos{};  // index in link_bundles_[key.link[i]]
     std::vector<Entry> heap;  // members by finish_bytes (min-heap, stale entries skipped)
   };
@@ -110,9 +123,11 @@ class BundledMaxMinNetwork {
   void drop_if_empty(std::uint32_t id);
   const Entry* top(std::uint32_t id);
   void redate(std::uint32_t id);
+  bool settle_at_caps(double now);
 
   const LinkTable& L_;
   bool prune_links_;
+  std::size_t scan_links_;
   std::vector<Flow> slots_;
   std::vector<Owner> owner_;  // per slot
   std::vector<std::uint32_t> free_slots_;
@@ -124,6 +139,7 @@ class BundledMaxMinNetwork {
   std::vector<double> link_caps_Bps_;  // per link: sum of its flows' caps (for can_bind)
   std::vector<std::uint32_t> link_seen_;
   std::vector<std::uint8_t> link_binds_;
+  std::vector<std::uint8_t> link_saturated_;  // the last filling of its component fixed bundles at it
   std::vector<double> cap_;
   std::vector<std::uint32_t> unfixed_;
   std::vector<double> usage_;
@@ -135,10 +151,31 @@ class BundledMaxMinNetwork {
   std::vector<std::uint32_t> flipped_;  // dirty links whose binding status changed
   std::vector<std::pair<double, std::uint32_t>> caps_;
   std::vector<std::uint32_t> comp_links_;
-  std::vector<std::pair<double, std::uint32_t>> link_heap_;  // (share, link)
+  std::vector<std::uint32_t> checked_links_;  // settle_at_caps
+  // (queued share, link): a heap on a large component, a list scanned for its minimum on a small one.
+  std::vector<std::pair<double, std::uint32_t>> link_heap_;
+  // The same queue as three columns on a small component (scanned, not a heap): link, queued
+  // share, and its share now (filled by the scan).
+  std::vector<std::uint32_t> scan_link_;
+  std::vector<double> scan_queued_;
+  std::vector<double> scan_share_;
   std::vector<std::uint32_t> comp_bundles_;
   std::vector<std::uint32_t> stack_;
-  DueHeap due_;  // bundles with members, by their first member's completion date
+  // Bundles with members, by their first member's completion date, in two heaps: the shared
+  // bundles, which reshares re-date all the time, and the private ones (flows that cross no
+  // binding link, dated once), most of the bundles at any time. The re-dated ones then sift
+  // through a small heap that stays in cache. Together they order bundles as one heap would.
+  DueHeap due_shared_;
+  DueHeap due_private_;
+  DueHeap& due_of(const Bundle& b) { return b.shared ? due_shared_ : due_private_; }
+  const DueHeap& first_due() const {
+    if (due_private_.empty()) return due_shared_;
+    if (due_shared_.empty()) return due_private_;
+    const double a = due_shared_.top_date();
+    const double b = due_private_.top_date();
+    return a < b || (a == b && due_shared_.top_id() < due_private_.top_id()) ? due_shared_ : due_private_;
+  }
+  DueHeap& first_due() { return &std::as_const(*this).first_due() == &due_shared_ ? due_shared_ : due_private_; }
   ReplaySharingStats stats_;
 };
 

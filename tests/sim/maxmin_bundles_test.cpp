@@ -141,5 +141,21 @@ TEST(MaxMinBundles, ReshareSolvesPerBundleNotPerFlow) {
                                                          << " flows";
 }
 
+// Reshares the bundled solver settles without a filling (flows that only finished off every
+// saturated link, or started where their links fit them at their caps) must be frequent on a 2:1
+// cluster, and must not move any time: the run agrees with the per-flow solver, which always fills.
+TEST(MaxMinBundles, SkippedResharesChangeNoTime) {
+  const Rank n = 256;
+  const Schedule s = generate_schedule("stragglar", AlgorithmOptions{n, {}, 0});
+  std::vector<double> arrival(n, 0.0);
+  arrival.back() = 30e-3;
+  const RunConfig cfg = config(load_topology("cluster_h100_1024_2to1", n), 1 << 30, StartMode::Barrier, arrival);
+  ReplayEngine engine(ReplayOptions{false, true, true});
+  engine.run(s, cfg);
+  const ReplaySharingStats& st = engine.last_sharing_stats();
+  EXPECT_GT(4 * st.reshares_skipped, st.reshares) << st.reshares_skipped << " of " << st.reshares << " skipped";
+  expect_same_times(s, cfg, true, "stragglar on 2:1 n=256");
+}
+
 }  // namespace
 }  // namespace collsim

@@ -61,6 +61,7 @@ struct ReplayOptions {
 struct ReplaySharingStats {
   std::uint64_t flows = 0;           ///< flows added
   std::uint64_t reshares = 0;        ///< calls to reshare()
+  std::uint64_t reshares_skipped = 0;  ///< of which known to change no rate (bundled solver)
   std::uint64_t flows_reshared = 0;  ///< sum over reshares of the flows taken in
   std::uint64_t bundles_reshared = 0;  ///< sum over reshares of the bundles taken in (bundled solver)
   std::uint64_t links_reshared = 0;  ///< sum over reshares of the binding links taken in
