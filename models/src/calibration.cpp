@@ -383,10 +383,18 @@ TermPrior launch_per_extra_gpu_prior() {
           "with -g 1 (a100-sxm4-8gpu-allreduce-g8.txt + -mpirun.txt)"};
 }
 
+namespace {
+
+// Time under one regime, with every term the regime carries.
+double regime_time_s(const CostCoefficients& coefficients, const FittedRegime& r) {
+  return linear_time_s(coefficients, r.link, r.launch_s, r.launch_per_extra_gpu_s);
+}
+
+}  // namespace
+
 double predict_time_s(const CostCoefficients& coefficients, std::span<const FittedRegime> regimes,
                       std::optional<Protocol> protocol) {
-  const FittedRegime& r = regimes[best_regime(coefficients, regimes, protocol)];
-  return linear_time_s(coefficients, r.link, r.launch_s, r.launch_per_extra_gpu_s);
+  return regime_time_s(coefficients, regimes[best_regime(coefficients, regimes, protocol)]);
 }
 
 std::uint32_t best_regime(const CostCoefficients& coefficients, std::span<const FittedRegime> regimes,
@@ -398,9 +406,9 @@ std::uint32_t best_regime(const CostCoefficients& coefficients, std::span<const 
     }
   }
   std::uint32_t best = 0;
-  double best_time = linear_time_s(coefficients, regimes[0].link, regimes[0].launch_s, regimes[0].launch_per_extra_gpu_s);
+  double best_time = regime_time_s(coefficients, regimes[0]);
   for (std::uint32_t k = 1; k < regimes.size(); ++k) {
-    const double t = linear_time_s(coefficients, regimes[k].link, regimes[k].launch_s, regimes[k].launch_per_extra_gpu_s);
+    const double t = regime_time_s(coefficients, regimes[k]);
     if (t < best_time) {
       best_time = t;
       best = k;
@@ -451,8 +459,7 @@ FitResult fit_link_model(std::span<const FitRow> rows, const FitOptions& options
   result.regimes = std::move(*regimes);
   for (const auto& row : rows) {
     const std::uint32_t k = best_regime(row.coefficients, result.regimes, row.protocol);
-    const double predicted = linear_time_s(row.coefficients, result.regimes[k].link, result.regimes[k].launch_s,
-                                             result.regimes[k].launch_per_extra_gpu_s);
+    const double predicted = regime_time_s(row.coefficients, result.regimes[k]);
     result.regime_of_row.push_back(k);
     result.predicted_s.push_back(predicted);
     result.rel_error.push_back(predicted / row.measured_s - 1.0);
@@ -477,8 +484,8 @@ FitResult fit_link_model(std::span<const FitRow> rows, const FitOptions& options
     if (k == 0 && regime.launch_fitted && !regime.launch_per_extra_gpu_fitted &&
         std::any_of(rows.begin(), rows.end(), [](const FitRow& r) { return r.coefficients.extra_gpu_launches > 0; })) {
       result.notes.push_back(fmt::format(
-          "every row drives its GPUs the same way, so the launch per extra GPU a thread drives is not separable from "
-          "the launch; it is a prior, {} us ({})",
+          "no measurement was made with its GPUs driven two ways, so the launch per extra GPU a thread drives is not "
+          "separable from the launch; it is a prior, {} us ({})",
           1e6 * regime.launch_per_extra_gpu_s, launch_per_extra_gpu_prior().source));
     }
     if (!regime.latency_fitted) {

@@ -467,7 +467,7 @@ void add_terms(const CalibrationReport& report, ModelFile& model) {
       model.terms.push_back({"launch_per_extra_gpu_s", "fitted", ""});
     } else {
       model.terms.push_back({"launch_per_extra_gpu_s", "prior",
-                             fmt::format("every log drives its GPUs the same way (nccl-tests -g); {}",
+                             fmt::format("no measurement here was made with its GPUs driven two ways (nccl-tests -g); {}",
                                          launch_per_extra_gpu_prior().source)});
     }
   }

@@ -46,17 +46,7 @@ TEST(MaxMinBundles, RandomSchedulesMatchThePerFlowSolver) {
   std::mt19937_64 rng(1618);
   const auto pick = [&rng](std::uint64_t bound) { return static_cast<std::uint32_t>(rng() % bound); };
   for (int c = 0; c < 400; ++c) {
-    Topology topo;
-    if (c % 3 == 0) {
-      topo = make_dgx1(8, LinkModel{pick(2) ? 3e-6 : 0.0, 25e9, 0.0});
-    } else {
-      ClusterSpec spec;
-      spec.gpus_per_node = 1 + pick(4);
-      spec.nodes_per_leaf = 1 + pick(3);
-      spec.oversubscription = 1.5 + pick(4);
-      spec.rail_optimized = pick(2) == 1;
-      topo = make_cluster(6 + pick(27), spec, 0.0, "random_over");
-    }
+    const Topology topo = test::random_shared_topology(rng, c % 3 == 0, 6, 27);
     const Rank n = topo.n;
     const auto rounds = test::random_rounds(rng, n, 8, 1 + pick(4), 3 * n);
     const Schedule s = hand(n, 8, 3 * n, {rounds});

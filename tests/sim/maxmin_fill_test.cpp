@@ -14,6 +14,7 @@
 #include "collsim/models/topology.hpp"
 #include "maxmin_network.hpp"
 #include "maxmin_network_bundled.hpp"
+#include "sim_test_support.hpp"
 
 namespace collsim::detail {
 namespace {
@@ -45,17 +46,7 @@ TEST(MaxMinFill, ScanTakesTheSameLevelsAsTheHeap) {
   const auto pick = [&rng](std::uint64_t bound) { return static_cast<std::uint32_t>(rng() % bound); };
   std::uint64_t completions = 0;
   for (int c = 0; c < 200; ++c) {
-    Topology topo;
-    if (c % 4 == 0) {
-      topo = make_dgx1(8, LinkModel{pick(2) ? 3e-6 : 0.0, 25e9, 0.0});
-    } else {
-      ClusterSpec spec;
-      spec.gpus_per_node = 1 + pick(4);
-      spec.nodes_per_leaf = 1 + pick(3);
-      spec.oversubscription = 1.5 + pick(4);
-      spec.rail_optimized = pick(2) == 1;
-      topo = make_cluster(8 + pick(57), spec, 0.0, "random_over");
-    }
+    const Topology topo = test::random_shared_topology(rng, c % 4 == 0, 8, 57);
     const LinkTable links(topo);
     BundledMaxMinNetwork scan(links, true, std::numeric_limits<std::size_t>::max());
     BundledMaxMinNetwork heap(links, true, 0);

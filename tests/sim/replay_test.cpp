@@ -438,17 +438,7 @@ TEST(Replay, FastPathOnSharedLinksOnlyWhenExact) {
   int fast_runs = 0;
   int event_runs = 0;
   for (int k = 0; k < 300; ++k) {
-    Topology topo;
-    if (k % 4 == 0) {
-      topo = make_dgx1(8, LinkModel{pick(2) ? 3e-6 : 0.0, 25e9, 0.0});
-    } else {
-      ClusterSpec spec;
-      spec.gpus_per_node = 1 + pick(4);
-      spec.nodes_per_leaf = 1 + pick(3);
-      spec.oversubscription = 1.5 + pick(4);
-      spec.rail_optimized = pick(2) == 1;
-      topo = make_cluster(6 + pick(27), spec, 0.0, "random_over");
-    }
+    const Topology topo = test::random_shared_topology(rng, k % 4 == 0, 6, 27);
     const Rank n = topo.n;
     const Schedule s = hand(n, 8, 3 * n, {test::random_rounds(rng, n, 8, 1 + pick(6), 1 + pick(n / 2))});
     std::vector<double> arrival(n, 0.0);

@@ -13,6 +13,7 @@
 
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/algorithms/schedule.hpp"
+#include "collsim/models/topology.hpp"
 #include "collsim/sim/engine.hpp"
 
 namespace collsim::test {
@@ -88,6 +89,20 @@ inline std::vector<std::vector<Transfer>> random_rounds(std::mt19937_64& rng, Ra
     }
   }
   return rounds;
+}
+
+// A topology whose links are shared: dgx1 (routes of one and two hops, 3 us or no latency) when
+// `dgx1`, else a random oversubscribed cluster of min_nodes .. min_nodes + node_choices - 1 nodes
+// (1-4 GPUs per node, 1-3 nodes per leaf, 1.5:1 to 4.5:1, rail-optimized or not).
+inline Topology random_shared_topology(std::mt19937_64& rng, bool dgx1, Rank min_nodes, Rank node_choices) {
+  const auto pick = [&rng](std::uint64_t bound) { return static_cast<std::uint32_t>(rng() % bound); };
+  if (dgx1) return make_dgx1(8, LinkModel{pick(2) ? 3e-6 : 0.0, 25e9, 0.0});
+  ClusterSpec spec;
+  spec.gpus_per_node = 1 + pick(4);
+  spec.nodes_per_leaf = 1 + pick(3);
+  spec.oversubscription = 1.5 + pick(4);
+  spec.rail_optimized = pick(2) == 1;
+  return make_cluster(min_nodes + pick(node_choices), spec, 0.0, "random_over");
 }
 
 // One round in which GPU g sends one chunk to GPU (g + shift) mod n: with `shift` GPUs per leaf,
