@@ -1,9 +1,14 @@
 #include "collsim/experiments/resource_estimate.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "collsim/algorithms/registry.hpp"
+#include "collsim/sim/engine.hpp"
 
 namespace collsim {
 namespace {
@@ -11,11 +16,38 @@ namespace {
 constexpr Rank kExactUpTo = 512;
 constexpr Rank kSmallN = 256;
 
-double count_transfers(std::string_view algorithm, AlgorithmOptions options, Rank n) {
+ScheduleEstimate count_schedule(std::string_view algorithm, AlgorithmOptions options, Rank n) {
   options.n = n;
-  // The straggler only relabels ranks; its count does not change with it.
+  // The straggler only relabels ranks; the counts do not change with it.
   options.straggler.reset();
-  return static_cast<double>(generate_schedule(algorithm, options).num_transfers());
+  const Schedule s = generate_schedule(algorithm, options);
+  ScheduleEstimate count;
+  count.transfers = static_cast<double>(s.num_transfers());
+  std::vector<std::uint32_t> in_round(s.num_ranks(), 0);
+  for (const Phase& phase : s.phases) {
+    for (std::size_t r = 0; r < phase.num_rounds(); ++r) {
+      for (const Transfer& t : phase.round(r)) {
+        ++in_round[t.src];
+        ++in_round[t.dst];
+      }
+      for (const Transfer& t : phase.round(r)) {
+        for (const Rank e : {t.src, t.dst}) {
+          if (in_round[e] == 0) continue;  // counted through an earlier transfer of this round
+          count.rank_rounds += 1;
+          if (in_round[e] >= 3) count.listed_transfers += in_round[e];
+          in_round[e] = 0;
+        }
+      }
+    }
+  }
+  return count;
+}
+
+// Through (256, small) and (512, large) as a power law; 0 stays 0.
+double extrapolate(double small, double large, Rank n) {
+  if (!(small > 0 && large > 0)) return large;
+  const double exponent = std::log(large / small) / std::log(static_cast<double>(kExactUpTo) / kSmallN);
+  return large * std::pow(static_cast<double>(n) / kExactUpTo, exponent);
 }
 
 }  // namespace
@@ -28,24 +60,47 @@ double cpu_s_per_transfer(std::string_view engine) {
   return 1e-7;
 }
 
-std::optional<double> estimate_transfers(std::string_view algorithm, const AlgorithmOptions& options) {
+std::optional<ScheduleEstimate> estimate_schedule(std::string_view algorithm, const AlgorithmOptions& options) {
   const AlgorithmInfo& info = find_algorithm(algorithm);
   NConstraintContext context;  // hierarchical algorithms: the node size the schedule will have
   if (options.gpus_per_node > 0) context.gpus_per_node = options.gpus_per_node;
   const auto unsupported = [&](Rank n) { return !info.unsupported_reason(n, context).empty(); };
   if (options.n <= kExactUpTo) {
     if (unsupported(options.n)) return std::nullopt;
-    return count_transfers(algorithm, options, options.n);
+    return count_schedule(algorithm, options, options.n);
   }
   if (unsupported(kSmallN) || unsupported(kExactUpTo)) return std::nullopt;
-  const double small = count_transfers(algorithm, options, kSmallN);
-  const double large = count_transfers(algorithm, options, kExactUpTo);
-  if (!(small > 0 && large > 0)) return std::nullopt;
-  const double exponent = std::log(large / small) / std::log(static_cast<double>(kExactUpTo) / kSmallN);
-  return large * std::pow(static_cast<double>(options.n) / kExactUpTo, exponent);
+  const ScheduleEstimate small = count_schedule(algorithm, options, kSmallN);
+  const ScheduleEstimate large = count_schedule(algorithm, options, kExactUpTo);
+  if (!(small.transfers > 0 && large.transfers > 0)) return std::nullopt;
+  ScheduleEstimate at_n;
+  at_n.transfers = extrapolate(small.transfers, large.transfers, options.n);
+  at_n.rank_rounds = extrapolate(small.rank_rounds, large.rank_rounds, options.n);
+  at_n.listed_transfers = extrapolate(small.listed_transfers, large.listed_transfers, options.n);
+  return at_n;
+}
+
+std::optional<double> estimate_transfers(std::string_view algorithm, const AlgorithmOptions& options) {
+  if (const auto estimate = estimate_schedule(algorithm, options)) return estimate->transfers;
+  return std::nullopt;
 }
 
 double schedule_bytes(double transfers) { return transfers * static_cast<double>(sizeof(Transfer)); }
+
+double run_bytes(const ScheduleEstimate& estimate, bool event_index) {
+  const double index = event_index ? event_index_bytes(estimate.rank_rounds, estimate.listed_transfers) : 0.0;
+  return schedule_bytes(estimate.transfers) + index;
+}
+
+std::string rough_size(double bytes) {
+  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  std::size_t u = 0;
+  while (bytes >= 1024 && u + 1 < std::size(kUnits)) {
+    bytes /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.1f} {}", bytes, kUnits[u]);
+}
 
 double journal_bytes(double units, double runs) {
   // One line per unit: ~100 bytes of header and checksum, ~70 bytes per trial (six numbers).

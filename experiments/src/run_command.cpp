@@ -18,6 +18,7 @@
 #include "collsim/experiments/output_path.hpp"
 #include "collsim/experiments/plot_script.hpp"
 #include "collsim/experiments/progress.hpp"
+#include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/experiments/runner.hpp"
 #include "collsim/experiments/spec.hpp"
 #include "collsim/experiments/study_plan.hpp"
@@ -31,15 +32,6 @@ namespace {
 
 // Estimates are rough: print them with a unit a person reads at a glance.
 std::string rough_duration(double s) { return s >= 3600 ? fmt::format("{:.1f} h", s / 3600) : format_duration(s); }
-std::string rough_size(double bytes) {
-  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  std::size_t u = 0;
-  while (bytes >= 1024 && u + 1 < std::size(kUnits)) {
-    bytes /= 1024;
-    ++u;
-  }
-  return fmt::format("{:.1f} {}", bytes, kUnits[u]);
-}
 
 }  // namespace
 
@@ -127,9 +119,9 @@ int run_command(const Args& args, std::ostream& out) {
                          plan.runs, plan.work_units, plan.topologies, plan.topologies == 1 ? "y" : "ies",
                          fmt::join(plan.engines, ", "), spec.plots.size(), spec.plots.size() == 1 ? "" : "s");
       out << fmt::format("estimated: {} runs, CPU time {} (rough; more on congested fabrics), checkpoint journal "
-                         "up to {}, largest schedule {}\n",
+                         "up to {}, largest schedule {} (largest run with the engine's index {})\n",
                          plan.runs, rough_duration(plan.cpu_s), rough_size(plan.journal_bytes),
-                         rough_size(plan.max_schedule_bytes));
+                         rough_size(plan.max_schedule_bytes), rough_size(plan.max_run_bytes));
     }
     return 0;
   }

@@ -220,13 +220,20 @@ int simulate_command(const Args& args, std::ostream& out) {
   options.gpus_per_node = gpus_per_node_of(config.topology);
   set_sizing(options, config.topology, config.size_bytes);
   // Estimated before generating: a mistyped -n must fail at once, naming -n, not grow to
-  // gigabytes and end in "out of memory".
+  // gigabytes and end in "out of memory". On a fabric where the event-driven path may run, the
+  // engine's index of the rank-rounds counts too (as large as the schedule on a ring).
   const double memory_limit_bytes = parse_size_bytes(parser.get("max-schedule-memory"), "--max-schedule-memory");
-  if (const auto transfers = estimate_transfers(algorithm, options)) {
-    if (const double bytes = schedule_bytes(*transfers); bytes > memory_limit_bytes) {
-      throw ConfigError(fmt::format("simulate: -n {} makes {} schedule of about {:.3g} transfers, {:.1f} GiB (estimated), "
-                                    "above --max-schedule-memory {}; lower -n or raise --max-schedule-memory",
-                                    options.n, parser.get("algo"), *transfers, bytes / (1024.0 * 1024 * 1024),
+  if (const auto estimate = estimate_schedule(algorithm, options)) {
+    const bool index = engine->builds_event_index(config.topology);
+    if (const double bytes = run_bytes(*estimate, index); bytes > memory_limit_bytes) {
+      const std::string index_part =
+          index ? fmt::format(" plus the {} engine's index of it on {}, {} in all", engine->name(),
+                              parser.get("topology"), rough_size(bytes))
+                : std::string();
+      throw ConfigError(fmt::format("simulate: -n {} makes {} schedule of about {:.3g} transfers, {}{} "
+                                    "(estimated), above --max-schedule-memory {}; lower -n or raise --max-schedule-memory",
+                                    options.n, parser.get("algo"), estimate->transfers,
+                                    rough_size(schedule_bytes(estimate->transfers)), index_part,
                                     parser.get("max-schedule-memory")));
     }
   }

@@ -22,7 +22,9 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
   // size its own links.
   std::set<std::tuple<std::size_t, Rank, double, double, double>> built;
   std::set<std::pair<std::size_t, Rank>> arrivals_checked;
-  std::map<std::pair<std::size_t, Rank>, double> transfers;  // (algorithm, n) -> estimate
+  std::map<std::pair<std::size_t, Rank>, ScheduleEstimate> estimates;  // (algorithm, n)
+  std::map<std::tuple<std::size_t, Rank, double, double, double>, Topology> topologies;  // of `built`
+  std::map<std::string, std::unique_ptr<Engine>> engines;
   for (std::size_t i = 0; i < grid.num_points(); ++i) {
     if (grid.skipped(i)) continue;
     const Point p = grid.point(i);
@@ -31,9 +33,10 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
     ++plan.active_points;
     plan.runs += spec.trials;
     const LinkModel link = link_at(spec, size);
-    if (built.emplace(p.topology, n, link.latency_s, link.bandwidth_Bps, link.gamma_s_per_byte).second) {
+    const auto key = std::tuple{p.topology, n, link.latency_s, link.bandwidth_Bps, link.gamma_s_per_byte};
+    if (built.emplace(key).second) {
       try {
-        topology_at(spec, p.topology, n, size);
+        topologies.emplace(key, topology_at(spec, p.topology, n, size));
       } catch (const ConfigError& e) {
         throw ConfigError(fmt::format("{}topology '{}' with n = {}, size {} bytes: {}", spec.where("topology"),
                                       spec.topologies[p.topology].label, n, size, e.what()));
@@ -41,22 +44,28 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
     }
     if (arrivals_checked.emplace(p.arrival, n).second) arrival_for(spec.arrivals[p.arrival], n).validate(n, "arrival");
     const std::string& engine = spec.engine_at(p.engine, p.topology);
-    auto known = transfers.find({p.algorithm, n});
-    if (known == transfers.end()) {
+    auto known = estimates.find({p.algorithm, n});
+    if (known == estimates.end()) {
       AlgorithmOptions options;
       options.n = n;
       options.pipeline_chunks = spec.pipeline_chunks;
       options.late_ranks = spec.late_ranks;
-      known = transfers.emplace(std::pair{p.algorithm, n},
-                                estimate_transfers(spec.algorithms[p.algorithm], options).value_or(0.0)).first;
-      plan.max_schedule_bytes = std::max(plan.max_schedule_bytes, schedule_bytes(known->second));
+      known = estimates.emplace(std::pair{p.algorithm, n},
+                                estimate_schedule(spec.algorithms[p.algorithm], options).value_or(ScheduleEstimate{}))
+                  .first;
     }
-    plan.cpu_s += static_cast<double>(spec.trials) * (kCpuPerRun_s + known->second * cpu_s_per_transfer(engine));
-    if (std::find(plan.engines.begin(), plan.engines.end(), engine) == plan.engines.end()) {
-      const auto made = factory ? factory(engine) : make_engine(engine);
-      if (!made) throw ConfigError(fmt::format("{}engine '{}' is not available", spec.where("engine"), engine));
+    plan.cpu_s += static_cast<double>(spec.trials) *
+                  (kCpuPerRun_s + known->second.transfers * cpu_s_per_transfer(engine));
+    auto made = engines.find(engine);
+    if (made == engines.end()) {
+      auto e = factory ? factory(engine) : make_engine(engine);
+      if (!e) throw ConfigError(fmt::format("{}engine '{}' is not available", spec.where("engine"), engine));
+      made = engines.emplace(engine, std::move(e)).first;
       plan.engines.push_back(engine);
     }
+    const bool index = made->second->builds_event_index(topologies.at(key));
+    plan.max_schedule_bytes = std::max(plan.max_schedule_bytes, schedule_bytes(known->second.transfers));
+    plan.max_run_bytes = std::max(plan.max_run_bytes, run_bytes(known->second, index));
   }
   plan.topologies = built.size();
   plan.journal_bytes = journal_bytes(static_cast<double>(plan.work_units), static_cast<double>(plan.runs));

@@ -69,12 +69,13 @@ RankRounds::RankRounds(const Schedule& schedule) : s_(schedule) {
   }
   num_transfers_ = total;
   // First pass: validate, number the rounds, append a record the first time a rank appears in a
-  // round and link it from the rank's previous one.
+  // round and link it from the rank's previous one. A record that reaches three transfers
+  // becomes a list and keeps only its count in x[0]; the second pass fills the lists.
   first_.assign(n, kEnd);
   std::vector<std::uint64_t> cur(n, kEnd);
   std::vector<std::uint32_t> last(n, kNoRound);
   std::uint64_t g = 0;
-  bool several = false;
+  bool listed = false;
   rr_.reserve(total);
   for (std::size_t p = 0; p < s_.phases.size(); ++p) {
     phase_first_.push_back(g);
@@ -101,23 +102,34 @@ RankRounds::RankRounds(const Schedule& schedule) : s_(schedule) {
               rr_[cur[e]].next = static_cast<std::uint32_t>(gap);
             }
             cur[e] = k;
-            rr_.push_back(RankRound{round_id, 0, static_cast<std::uint32_t>(g), 0});
+            rr_.push_back(RankRound{round_id, 0, {static_cast<std::uint32_t>(g), kOne}});
+            continue;
           }
-          if (++rr_[cur[e]].count > 1) several = true;
+          auto& x = rr_[cur[e]].x;
+          if (x[1] == kOne) {
+            x[1] = static_cast<std::uint32_t>(g);
+          } else if (x[1] != kList) {
+            x = {3, kList};
+            listed = true;
+          } else {
+            ++x[0];  // fewer than 2^32: a rank-round has at most all of a round's transfers
+          }
         }
         ++g;
       }
     }
   }
-  if (!several) return;
-  // Rank-rounds with several transfers get a list (in record order), filled by a second pass.
+  if (!listed) return;
+  // Lists in record order, then the second pass fills them.
   std::uint64_t total_listed = 0;
   for (RankRound& e : rr_) {
-    if (e.count < 2) continue;
-    e.lo = static_cast<std::uint32_t>(multi_at_.size());  // fewer than 2^32: each lists 2 or more
-    multi_at_.push_back(total_listed);
-    total_listed += e.count;
+    if (e.x[1] != kList) continue;
+    const std::uint32_t count = e.x[0];
+    e.x[0] = static_cast<std::uint32_t>(list_at_.size());  // fewer than 2^32: each lists 3 or more transfers
+    list_at_.push_back(total_listed);
+    total_listed += count;
   }
+  list_at_.push_back(total_listed);
   rank_xfers_.resize(total_listed);
   std::vector<std::uint32_t> filled(n, 0);
   std::fill(cur.begin(), cur.end(), kEnd);
@@ -134,7 +146,7 @@ RankRounds::RankRounds(const Schedule& schedule) : s_(schedule) {
             filled[e] = 0;
           }
           const RankRound& rec = rr_[cur[e]];
-          if (rec.count > 1) rank_xfers_[multi_at_[rec.lo] + filled[e]++] = static_cast<std::uint32_t>(g);
+          if (rec.x[1] == kList) rank_xfers_[list_at_[rec.x[0]] + filled[e]++] = static_cast<std::uint32_t>(g);
         }
         ++g;
       }
@@ -143,3 +155,13 @@ RankRounds::RankRounds(const Schedule& schedule) : s_(schedule) {
 }
 
 }  // namespace collsim::detail
+
+namespace collsim {
+
+double event_index_bytes(double rank_rounds, double listed_transfers) {
+  // A list's offset (8 bytes) is shared by its three or more transfers: at most 8/3 each.
+  constexpr double kPerListed_bytes = detail::RankRounds::kListedBytes + 8.0 / 3.0;
+  return rank_rounds * static_cast<double>(detail::RankRounds::kRecordBytes) + listed_transfers * kPerListed_bytes;
+}
+
+}  // namespace collsim

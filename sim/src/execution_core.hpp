@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -169,20 +170,38 @@ class RankRounds {
   std::uint32_t round_of(std::uint64_t k) const { return rr_[k].round; }
   std::span<const std::uint32_t> xfers(std::uint64_t k) const {
     const RankRound& e = rr_[k];
-    if (e.count == 1) return {&e.lo, 1};
-    return {rank_xfers_.data() + multi_at_[e.lo], e.count};
+    if (e.x[1] == kOne) return {e.x.data(), 1};
+    if (e.x[1] != kList) return {e.x.data(), 2};
+    const std::uint64_t at = list_at_[e.x[0]];
+    return {rank_xfers_.data() + at, static_cast<std::size_t>(list_at_[e.x[0] + 1] - at)};
   }
 
  private:
-  // Everything the walk reads to enter a rank-round, in 16 bytes. One transfer (most rank-rounds)
-  // is held in `lo`; several are listed in rank_xfers_ from multi_at_[lo]. `next`: how many
-  // records later the rank's next rank-round is (0: none).
+  // Everything the walk reads to enter a rank-round, in 16 bytes: a rank takes part in one or
+  // two transfers of most of its rounds (a ring's send and receive, a matching's exchange), and
+  // those are held in x; x[1] says which case it is. Holding two inline, instead of one plus a
+  // list for the rest, is what lets a flat 16,384-GPU ring (5.4e8 transfers) fit in 24 GiB on
+  // the event path: 16 bytes per rank-round instead of 32. Transfer numbers stay below kList
+  // (the constructor refuses 2^32 - 1 transfers or more), so the two markers cannot be transfers.
+  //   x[1] == kOne:  one transfer, x[0];
+  //   x[1] == kList: three or more, rank_xfers_[list_at_[x[0]] .. list_at_[x[0] + 1]);
+  //   otherwise:     two, x[0] then x[1].
+  // `next`: how many records later the rank's next rank-round is (0: none).
+  static constexpr std::uint32_t kOne = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint32_t kList = kOne - 1;
   struct RankRound {
     std::uint32_t round;
-    std::uint32_t count;
-    std::uint32_t lo;
     std::uint32_t next;
+    std::array<std::uint32_t, 2> x;
   };
+  static_assert(sizeof(RankRound) == 16);
+
+ public:
+  /// Memory per record and per listed transfer (event_index_bytes).
+  static constexpr std::size_t kRecordBytes = sizeof(RankRound);
+  static constexpr std::size_t kListedBytes = sizeof(std::uint32_t);
+
+ private:
 
   const Schedule& s_;
   std::uint64_t num_transfers_ = 0;
@@ -191,7 +210,7 @@ class RankRounds {
   std::vector<std::uint64_t> phase_first_;
   std::vector<std::uint64_t> first_;       // per rank
   std::vector<RankRound> rr_;              // in round order
-  std::vector<std::uint64_t> multi_at_;    // per rank-round with several transfers
+  std::vector<std::uint64_t> list_at_;     // per listed rank-round, then the end of the last list
   std::vector<std::uint32_t> rank_xfers_;  // their transfers, in record order
 };
 

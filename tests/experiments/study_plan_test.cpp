@@ -14,6 +14,7 @@
 
 #include "collsim/experiments/cli.hpp"
 #include "collsim/experiments/output.hpp"
+#include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/experiments/sweep.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/topology.hpp"
@@ -159,6 +160,45 @@ TEST(StudyPlan, CountsPointsRunsAndEngines) {
   // An engine that cannot be made fails the plan.
   const EngineFactory none = [](std::string_view) { return std::unique_ptr<Engine>(); };
   EXPECT_THROW(plan_study(grid, none), ConfigError);
+}
+
+// The memory estimate counts the event-driven engines' index of the rank-rounds where they build
+// it (a contended fabric, or SimGrid): 16 bytes per rank-round, as large as the schedule on a ring.
+TEST(ResourceEstimate, CountsRankRoundsAndTheEventIndexWhereItIsBuilt) {
+  AlgorithmOptions options;
+  options.n = 8;
+  const auto ring = estimate_schedule("ring", options);
+  ASSERT_TRUE(ring);
+  EXPECT_EQ(ring->transfers, 2.0 * 7 * 8);    // 2(n-1) rounds of n transfers
+  EXPECT_EQ(ring->rank_rounds, 2.0 * 7 * 8);  // each rank sends and receives in every round
+  EXPECT_EQ(ring->listed_transfers, 0.0);
+  EXPECT_EQ(run_bytes(*ring, false), ring->transfers * sizeof(Transfer));
+  EXPECT_EQ(run_bytes(*ring, true), 2 * ring->transfers * sizeof(Transfer));
+  // NVLS: the switch rank takes part in 2n transfers of a round (n in the first), listed.
+  const auto nvls = estimate_schedule("nvls", options);
+  ASSERT_TRUE(nvls);
+  EXPECT_EQ(nvls->listed_transfers, nvls->transfers);  // every transfer has the switch at one end
+  EXPECT_GT(run_bytes(*nvls, true), run_bytes(*nvls, false) + 16 * nvls->rank_rounds);
+  // Past n = 512 each count is extrapolated: a ring at 1,024 within 1 %.
+  options.n = 1024;
+  const auto large = estimate_schedule("ring", options);
+  ASSERT_TRUE(large);
+  EXPECT_NEAR(large->transfers, 2.0 * 1023 * 1024, 0.01 * 2.0 * 1023 * 1024);
+  EXPECT_NEAR(large->rank_rounds, 2.0 * 1023 * 1024, 0.01 * 2.0 * 1023 * 1024);
+
+  const Topology flat = resolve_topology("nvswitch", 16, LinkModel{});
+  const Topology contended = resolve_topology("cluster_h100_1024_2to1", 16, LinkModel{});
+  EXPECT_FALSE(make_engine("replay")->builds_event_index(flat));
+  EXPECT_TRUE(make_engine("replay")->builds_event_index(contended));
+  EXPECT_FALSE(make_engine("closed_form")->builds_event_index(contended));
+  // The plan's largest run: the index only on the contended fabric.
+  for (const auto& [topology, index] : {std::pair{"nvswitch", false}, std::pair{"cluster_h100_1024_2to1", true}}) {
+    const ExperimentSpec spec = make_spec(
+        fmt::format("name: t\nalgorithms: [ring]\nn: 16\nsizes: 1MiB\ntopology: {}\nengine: replay\n", topology));
+    const SweepGrid grid(spec);
+    const StudyPlan plan = plan_study(grid);
+    EXPECT_EQ(plan.max_run_bytes, (index ? 2 : 1) * plan.max_schedule_bytes) << topology;
+  }
 }
 
 TEST(StudyPlan, DryRunWritesNothing) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "collsim/algorithms/registry.hpp"
@@ -18,13 +19,28 @@ double cpu_s_per_transfer(std::string_view engine);
 /// Rough fixed CPU cost of one run (arrivals, bookkeeping, result rows), seconds.
 inline constexpr double kCpuPerRun_s = 1e-5;
 
-/// The number of transfers of `algorithm`'s schedule for `options`: counted exactly when
-/// options.n <= 512 (the schedule is generated), else extrapolated by the power law through
-/// the schedules at n = 256 and 512. nullopt when the algorithm does not support those n.
+/// What sizes a schedule and the engines' index of it.
+struct ScheduleEstimate {
+  double transfers = 0;
+  double rank_rounds = 0;        ///< (rank, round) pairs in which the rank has a transfer
+  double listed_transfers = 0;   ///< transfer endpoints in rank-rounds with three or more
+};
+
+/// The shape of `algorithm`'s schedule for `options`: counted exactly when options.n <= 512
+/// (the schedule is generated), else each count extrapolated by the power law through the
+/// schedules at n = 256 and 512. nullopt when the algorithm does not support those n.
+std::optional<ScheduleEstimate> estimate_schedule(std::string_view algorithm, const AlgorithmOptions& options);
+/// estimate_schedule's transfers.
 std::optional<double> estimate_transfers(std::string_view algorithm, const AlgorithmOptions& options);
 
 /// Memory of a schedule with `transfers` transfers (the Transfer records; rounds are small).
 double schedule_bytes(double transfers);
+/// Memory of a run: the schedule, and the event-driven index of it when `event_index`
+/// (Engine::builds_event_index for the run's topology).
+double run_bytes(const ScheduleEstimate& estimate, bool event_index);
+
+/// `bytes` with a unit a person reads at a glance ("8.1 GiB"): estimates are rough.
+std::string rough_size(double bytes);
 
 /// Bytes of the checkpoint journal of a study with `units` work units and `runs` trials.
 double journal_bytes(double units, double runs);

@@ -22,6 +22,9 @@ struct StudyPlan {
   double cpu_s = 0;
   double journal_bytes = 0;          ///< size the checkpoint journal grows to (resource_estimate.hpp)
   double max_schedule_bytes = 0;     ///< memory of the largest schedule (estimated)
+  /// Memory of the largest run: its schedule and, where its engine builds one on its topology,
+  /// the event-driven index of it (run_bytes; estimated).
+  double max_run_bytes = 0;
 };
 
 /// Resolves every active point of `grid` as run_study would before simulating it: builds its

@@ -56,7 +56,16 @@ class Engine {
   /// Executes `schedule`. Throws ConfigError when the config does not fit the schedule
   /// (rank counts, negative arrival) or the engine cannot model the topology.
   virtual RunResult run(const Schedule& schedule, const RunConfig& config) = 0;
+  /// Whether run() on `topology` may build the event-driven index of the schedule's rank-rounds
+  /// (event_index_bytes) beside the schedule. Memory estimates before a run count it: on a
+  /// flat 16,384-GPU ring it is as large as the schedule.
+  virtual bool builds_event_index(const Topology& /*topology*/) const { return false; }
 };
+
+/// Bytes of the event-driven engines' index of a schedule whose ranks take part in
+/// `rank_rounds` rank-rounds (a rank's share of one round), `listed_transfers` of the transfers
+/// counted once per endpoint in rank-rounds with three or more.
+double event_index_bytes(double rank_rounds, double listed_transfers);
 
 /// "closed_form" | "replay" | "simgrid". Throws ConfigError for an unknown name (listing the
 /// known ones) or an engine not built into this binary. "auto" is not an engine: pass it

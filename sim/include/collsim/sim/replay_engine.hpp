@@ -75,6 +75,10 @@ class ReplayEngine final : public Engine {
   /// Executes `schedule` on any topology. Throws ConfigError for a config that does not fit the
   /// schedule (see checked_arrivals), ScheduleError for a malformed transfer.
   RunResult run(const Schedule& schedule, const RunConfig& config) override;
+  /// On a fabric whose links are all owned by their endpoints the one-sweep path runs (no index).
+  bool builds_event_index(const Topology& topology) const override {
+    return !options_.allow_fast_path || !topology.links_owned_by_endpoints();
+  }
   /// True when the last run() took the one-sweep path (for tests and benchmarks).
   bool last_run_was_fast() const { return last_run_fast_; }
   /// The sharing statistics of the last run().
