@@ -82,7 +82,7 @@ int calibrate_command(const Args& args, std::ostream& out) {
   parser.positional("FILE...", "nccl-tests logs (all_reduce, reduce_scatter, all_gather, sendrecv) or collsim-cuda CSVs")
       .option("out", "-o", "MODEL.yaml", "model file to write (plus MODEL_fit.csv beside it)")
       .option("csv", "", "FILE", "measured-vs-predicted CSV (default: <MODEL>_fit.csv)")
-      .option("algo", "", "NAME", "schedule that explains the logs", "ring")
+      .option("algo", "", "NAME", "schedule that explains the logs; nccl: what NCCL would run under the model being fitted (a fixed point)", "ring")
       .option("topology", "", "NAME|FILE",
               "topology the schedules run on; alpha and beta are fitted per link class (cluster: nvlink, network)",
               "nvswitch")

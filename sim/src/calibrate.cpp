@@ -18,6 +18,7 @@
 #include "collsim/models/formats/nccl_log.hpp"
 #include "collsim/models/quote.hpp"
 #include "collsim/models/units.hpp"
+#include "collsim/sim/nccl_choice.hpp"
 #include "collsim/sim/schedule_cost.hpp"
 
 namespace collsim {
@@ -32,6 +33,8 @@ constexpr std::array<SizeRange, 3> kSizeRanges{{
 // The coefficients are re-evaluated at the fitted parameters until the critical path stops
 // moving; symmetric schedules settle at once, a few rounds bound the rest.
 constexpr int kMaxCriticalPathIterations = 5;
+// Fits in the fixed point of NCCL's choice (--algo nccl); the logs here settle in two or three.
+constexpr int kMaxChoiceRounds = 6;
 
 std::string fnv1a64(std::string_view bytes) {
   std::uint64_t h = 1469598103934665603ull;
@@ -296,6 +299,28 @@ class ScheduleCache {
  private:
   std::map<std::tuple<Collective, std::uint32_t, std::string, std::int64_t>, Schedule> cache_;
 };
+
+// "file: ring 8 B..1 MiB, nvls 2 MiB..16 GiB" per input with rows explained by NCCL's choice.
+std::string describe_choices(const std::vector<CalibrationPoint>& points) {
+  std::map<std::string, std::vector<const CalibrationPoint*>> by_source;
+  for (const auto& p : points) {
+    if (p.chosen_by_nccl) by_source[p.source].push_back(&p);
+  }
+  std::vector<std::string> parts;
+  for (auto& [source, rows] : by_source) {
+    std::sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) { return a->size_bytes < b->size_bytes; });
+    std::vector<std::string> spans;
+    for (std::size_t i = 0; i < rows.size();) {
+      std::size_t j = i;
+      while (j + 1 < rows.size() && rows[j + 1]->algorithm == rows[i]->algorithm) ++j;
+      spans.push_back(fmt::format("{} {}..{}", rows[i]->algorithm, format_size(rows[i]->size_bytes),
+                                  format_size(rows[j]->size_bytes)));
+      i = j + 1;
+    }
+    parts.push_back(fmt::format("{}: {}", source, fmt::join(spans, ", ")));
+  }
+  return fmt::format("explained by NCCL's choice under the fitted model: {}", fmt::join(parts, "; "));
+}
 
 std::vector<FitRow> fit_rows_of(const std::vector<CalibrationPoint>& points) {
   std::vector<FitRow> rows;
@@ -587,12 +612,7 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
   if (options.regimes > 3) {
     throw ConfigError(fmt::format("--regimes: {} is outside 1..3 (0 = as many as the sizes support)", options.regimes));
   }
-  if (find_algorithm(options.algorithm).chosen_per_run) {
-    // Its choice needs the fitted model: explaining the fit's own data through it is circular.
-    throw ConfigError(fmt::format("--algo {}: NCCL's choice depends on the model being fitted; explain the logs "
-                                  "through the algorithm NCCL ran (e.g. ring, or nvls on H100 from a few MiB)",
-                                  options.algorithm));
-  }
+  find_algorithm(options.algorithm);  // an unknown name fails here, before any file is read
   for (const auto c : options.predict) {
     if (contains(options.fit_on, c)) {
       throw ConfigError(fmt::format("--predict {}: the collective is also in --fit-on; a cross-prediction must "
@@ -670,33 +690,78 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
   double launch_at_s = 0;  // evaluation point of the launch overhead (the last fit's)
   const std::uint32_t regimes = options.regimes != 0 ? options.regimes : per_class ? 1 : auto_regimes(report.points);
   report.regimes = regimes;
-  for (int iteration = 0;; ++iteration) {
-    bool changed = false;
+  // Coefficients along the critical path, re-evaluated at the fitted parameters until stable;
+  // then the size regimes.
+  const auto fit_all = [&] {
+    for (int iteration = 0;; ++iteration) {
+      bool changed = false;
+      for (auto& p : report.points) {
+        ClassCostCoefficients c = schedule_cost_coefficients(schedules.get(p), p.size_bytes, topologies.get(p.n),
+                                                             ExecutionCosts{p.execution, launch_at_s});
+        changed = changed || iteration == 0 || !same_coefficients(c, p.class_coefficients);
+        p.coefficients = c.total();
+        p.coefficients.extra_gpu_launches = p.coefficients.launches * (p.gpus_per_thread - 1.0);
+        p.class_coefficients = std::move(c);
+      }
+      if (!changed) break;
+      if (per_class) {
+        report.class_fit = fit_link_classes(class_fit_rows_of(report.points), report.link_classes, options.fit_gamma);
+        topologies.apply(*report.class_fit);
+      } else {
+        rows = fit_rows_of(report.points);
+        report.single = fit_link_model(rows, {1, options.fit_gamma, options.fit_launch});
+        topologies.apply(report.single.regimes.front().link);
+        launch_at_s = report.single.regimes.front().launch_s;
+      }
+      if (iteration + 1 == kMaxCriticalPathIterations) {
+        report.notes.push_back(fmt::format("the critical path was still moving after {} re-evaluations; coefficients "
+                                           "are those of the last fit",
+                                           kMaxCriticalPathIterations));
+        break;
+      }
+    }
+    report.regime_fit.reset();
+    if (!per_class && regimes > 1) report.regime_fit = fit_link_model(rows, {regimes, options.fit_gamma, options.fit_launch});
+  };
+  // Rows explained by NCCL's choice (--algo nccl) are a fixed point: each takes what NCCL would
+  // run under the topology's own links, the fit follows, each takes what NCCL would run under the
+  // fitted model, and so on until no row's choice moves. Only the algorithm is taken from the
+  // choice; the protocol, as for any log that names none, is the regime the fit gives its size.
+  const auto choose_all = [&](const ModelFile* model) {
+    bool moved = false;
     for (auto& p : report.points) {
-      ClassCostCoefficients c = schedule_cost_coefficients(schedules.get(p), p.size_bytes, topologies.get(p.n),
-                                                           ExecutionCosts{p.execution, launch_at_s});
-      changed = changed || iteration == 0 || !same_coefficients(c, p.class_coefficients);
-      p.coefficients = c.total();
-      p.coefficients.extra_gpu_launches = p.coefficients.launches * (p.gpus_per_thread - 1.0);
-      p.class_coefficients = std::move(c);
+      if (!p.chosen_by_nccl) continue;
+      const ExecutionCosts execution =
+          model != nullptr ? model->execution_for_size(p.size_bytes) : ExecutionCosts{ExecutionStyle::Fused, 0.0};
+      std::string chosen = choose_nccl(p.n, p.size_bytes, topologies.get(p.n), model, execution, p.collective).algorithm;
+      if (chosen != p.algorithm) {
+        p.algorithm = std::move(chosen);
+        moved = true;
+      }
     }
-    if (!changed) break;
-    if (per_class) {
-      report.class_fit = fit_link_classes(class_fit_rows_of(report.points), report.link_classes, options.fit_gamma);
-      topologies.apply(*report.class_fit);
-    } else {
-      rows = fit_rows_of(report.points);
-      report.single = fit_link_model(rows, {1, options.fit_gamma, options.fit_launch});
-      topologies.apply(report.single.regimes.front().link);
-      launch_at_s = report.single.regimes.front().launch_s;
-    }
-    if (iteration + 1 == kMaxCriticalPathIterations) {
-      report.notes.push_back(fmt::format("the critical path was still moving after {} re-evaluations; coefficients "
-                                         "are those of the last fit",
-                                         kMaxCriticalPathIterations));
+    return moved;
+  };
+  for (auto& p : report.points) {
+    const auto& table = all_algorithms();
+    const auto row = std::find_if(table.begin(), table.end(), [&](const AlgorithmInfo& a) { return a.name == p.algorithm; });
+    p.chosen_by_nccl = p.collective != Collective::SendRecv && row != table.end() && row->chosen_per_run;
+  }
+  const bool any_chosen = std::any_of(report.points.begin(), report.points.end(), [](const auto& p) { return p.chosen_by_nccl; });
+  if (any_chosen) choose_all(nullptr);
+  for (int round = 0;; ++round) {
+    fit_all();
+    if (!any_chosen) break;
+    const ModelFile model = build_model(report, "fixed point");
+    if (!choose_all(&model)) break;
+    if (round + 1 == kMaxChoiceRounds) {
+      report.notes.push_back(fmt::format("NCCL's choice was still moving after {} fits; rows are explained by the "
+                                         "last choice",
+                                         kMaxChoiceRounds));
+      fit_all();
       break;
     }
   }
+  if (any_chosen) report.notes.push_back(describe_choices(report.points));
   std::vector<double> fitted_errors;
   if (per_class) {
     for (const auto& n : report.class_fit->notes) report.notes.push_back("per-class fit: " + n);
@@ -710,8 +775,7 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
     }
   } else {
     for (const auto& n : report.single.notes) report.notes.push_back("single fit: " + n);
-    if (regimes > 1) {
-      report.regime_fit = fit_link_model(rows, {regimes, options.fit_gamma, options.fit_launch});
+    if (report.regime_fit) {
       for (const auto& n : report.regime_fit->notes) report.notes.push_back(fmt::format("{}-regime fit: ", regimes) + n);
     }
     const auto& single_regimes = report.single.regimes;

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/sim/replay_engine.hpp"
+#include "collsim/sim/schedule_cost.hpp"
 
 namespace collsim {
 namespace {
@@ -36,10 +38,19 @@ std::vector<ProtocolCosts> protocols_of(const Topology& topology, const ModelFil
   return out;
 }
 
+// Whether the row's schedule has a phase that runs `collective` alone (ring's reduce_scatter).
+bool has_phase_for(const AlgorithmInfo& info, Rank n, Collective collective) {
+  AlgorithmOptions options;
+  options.n = n;
+  const Schedule probe = generate_schedule(info.name, options);
+  return std::any_of(probe.phases.begin(), probe.phases.end(),
+                     [&](const Phase& p) { return p.name() == collective_name(collective); });
+}
+
 }  // namespace
 
 NcclChoice choose_nccl(Rank n, double size_bytes, const Topology& topology, const ModelFile* model,
-                       const ExecutionCosts& execution) {
+                       const ExecutionCosts& execution, Collective collective) {
   const std::vector<ProtocolCosts> protocols = protocols_of(topology, model, execution.launch_s);
   const auto engine = make_replay_engine();
   NcclChoice best;
@@ -47,6 +58,7 @@ NcclChoice choose_nccl(Rank n, double size_bytes, const Topology& topology, cons
   for (const AlgorithmInfo& info : all_algorithms()) {
     // NVLS only where the switch reduces: the row's own constraint says so for this topology.
     if (!info.nccl_candidate || !info.unsupported_reason(n, topology_context(topology)).empty()) continue;
+    if (collective != Collective::AllReduce && !has_phase_for(info, n, collective)) continue;
     // Built as the chosen run will be. Only a row whose depth follows the buffer and the link
     // (depth_for) differs from one protocol's link to the next; the others are built once.
     std::optional<Schedule> schedule;
@@ -57,7 +69,7 @@ NcclChoice choose_nccl(Rank n, double size_bytes, const Topology& topology, cons
         options.n = n;
         options.gpus_per_node = gpus_per_node_of(p.topology);
         set_sizing(options, p.topology, size_bytes);
-        schedule = generate_schedule(info.name, options);
+        schedule = collective_part(generate_schedule(info.name, options), collective);
       }
       RunConfig config;
       config.size_bytes = size_bytes;

@@ -148,7 +148,10 @@ Schedule collective_schedule(Collective collective, Rank n, std::string_view alg
   AlgorithmOptions options;
   options.n = n;
   options.straggler = straggler;
-  Schedule full = generate_schedule(algorithm, options);
+  return collective_part(generate_schedule(algorithm, options), collective);
+}
+
+Schedule collective_part(Schedule full, Collective collective) {
   if (collective == Collective::AllReduce) return full;
   const std::string_view wanted = collective_name(collective);
   Schedule part;
@@ -164,7 +167,7 @@ Schedule collective_schedule(Collective collective, Rank n, std::string_view alg
   }
   if (part.phases.empty()) {
     throw ScheduleError(fmt::format("{}: the {} schedule has no '{}' phase to explain a {} measurement (phases: {})",
-                                    algorithm, algorithm, wanted, wanted, fmt::join(names, ", ")));
+                                    full.algorithm, full.algorithm, wanted, wanted, fmt::join(names, ", ")));
   }
   return part;
 }

@@ -88,6 +88,9 @@ struct CalibrationPoint {
   std::size_t line = 0;          ///< 1-based line (first line of a CSV group)
   Collective collective = Collective::AllReduce;
   std::string algorithm;         ///< schedule that explains it
+  /// Explained by what NCCL would run under the model being fitted (--algo nccl, a row whose
+  /// table entry is chosen_per_run): `algorithm` holds the choice, a fixed point of the fit.
+  bool chosen_by_nccl = false;
   std::int64_t straggler = -1;   ///< straggler rank the schedule is built around (-1: default)
   /// How the measured run was launched: Fused for nccl-tests and native NCCL rows, P2pRounds for
   /// collsim schedules run by collsim-cuda (one NCCL group per round).

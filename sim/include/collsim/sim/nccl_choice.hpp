@@ -14,6 +14,7 @@
 
 #include "collsim/algorithms/schedule.hpp"
 #include "collsim/models/calibration.hpp"
+#include "collsim/models/collective.hpp"
 #include "collsim/models/formats/model_file.hpp"
 #include "collsim/models/link_model.hpp"
 #include "collsim/models/topology.hpp"
@@ -33,7 +34,10 @@ struct NcclChoice {
 /// on `topology` (already carrying the run's link). `model` (may be null) supplies the protocol
 /// regimes; `execution.launch_s` is the launch without regimes. Ties go to the earlier candidate
 /// in table order, then the earlier protocol. Throws ConfigError when no candidate supports n.
+/// `collective`: a ReduceScatter or AllGather is run as the candidate's phase of that name
+/// (collective_part), so only candidates with one take part (ring among NCCL's); calibrate
+/// explains nccl-tests logs of those collectives this way.
 NcclChoice choose_nccl(Rank n, double size_bytes, const Topology& topology, const ModelFile* model,
-                       const ExecutionCosts& execution);
+                       const ExecutionCosts& execution, Collective collective = Collective::AllReduce);
 
 }  // namespace collsim

@@ -33,6 +33,9 @@ namespace collsim {
 /// not support n or has no phase named after the collective.
 Schedule collective_schedule(Collective collective, Rank n, std::string_view algorithm,
                              std::optional<Rank> straggler = std::nullopt);
+/// The part of the AllReduce schedule `full` that runs `collective` (as collective_schedule).
+/// Throws ScheduleError when `full` has no phase named after it.
+Schedule collective_part(Schedule full, Collective collective);
 
 /// Critical-path counts of `schedule` for a buffer of `size_bytes` per rank (each chunk is
 /// size_bytes / num_chunks), every rank arriving at 0. The critical path is the one that is
