@@ -1,6 +1,7 @@
 #include "collsim/experiments/resource_estimate.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <iterator>
@@ -90,6 +91,12 @@ double schedule_bytes(double transfers) { return transfers * static_cast<double>
 double run_bytes(const ScheduleEstimate& estimate, bool event_index) {
   const double index = event_index ? event_index_bytes(estimate.rank_rounds, estimate.listed_transfers) : 0.0;
   return schedule_bytes(estimate.transfers) + index;
+}
+
+double physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_bytes = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page_bytes > 0 ? static_cast<double>(pages) * static_cast<double>(page_bytes) : 0.0;
 }
 
 std::string rough_size(double bytes) {

@@ -33,6 +33,22 @@ namespace {
 // Estimates are rough: print them with a unit a person reads at a glance.
 std::string rough_duration(double s) { return s >= 3600 ? fmt::format("{:.1f} h", s / 3600) : format_duration(s); }
 
+// A run that cannot fit in memory would grow for minutes and end in the kernel's OOM killer:
+// refuse it before anything is written, naming the largest run and the estimate. The estimate
+// counts the event-driven index wherever the engine may build it, so it can be high by up to the
+// index's size where replay takes its one-sweep path; --max-run-memory raises the limit.
+void check_run_memory(const StudyPlan& plan, const std::optional<std::string>& option) {
+  const double limit_bytes = option ? parse_size_bytes(*option, "--max-run-memory") : physical_memory_bytes();
+  if (option && !(limit_bytes > 0)) throw ConfigError(fmt::format("--max-run-memory: {} must be positive", *option));
+  if (limit_bytes <= 0 || plan.max_run_bytes <= limit_bytes) return;
+  throw ConfigError(fmt::format("run: the largest run, {}, needs about {} (estimated: its schedule, and the engine's "
+                                "index of it where the engine builds one), above {}; lower its n or raise "
+                                "--max-run-memory",
+                                plan.largest_run, rough_size(plan.max_run_bytes),
+                                option ? fmt::format("--max-run-memory {}", *option)
+                                       : fmt::format("this machine's {} of memory", rough_size(limit_bytes))));
+}
+
 }  // namespace
 
 namespace {
@@ -80,7 +96,9 @@ int run_command(const Args& args, std::ostream& out) {
       .flag("no-plot", "do not run the spec's plot scripts (nor check that they exist)")
       .option("plot-timeout", "", "TIME", "stop a plot script that runs longer (the results are kept)",
               fmt::format("{:g}s", kPlotTimeout_s))
-      .flag("dry-run", "check the spec and resolve every point (topologies, engines), print the counts, write nothing");
+      .flag("dry-run", "check the spec and resolve every point (topologies, engines), print the counts, write nothing")
+      .option("max-run-memory", "", "SIZE",
+              "refuse a study whose largest run is estimated to need more memory (default: this machine's memory)");
   std::unique_ptr<WorkSplit> split = make_work_split();
   const bool root = split->rank() == 0;
   bool help = false;
@@ -100,6 +118,7 @@ int run_command(const Args& args, std::ostream& out) {
     if (!(plot_timeout_s > 0)) throw ConfigError("run: --plot-timeout must be positive");
     spec = load_spec(parser.positionals().front(), !parser.flag_set("no-plot"));
     grid_storage.emplace(spec);
+    if (!parser.flag_set("dry-run")) check_run_memory(plan_study(*grid_storage), parser.get_optional("max-run-memory"));
     dir = output_dir_option(parser.get_optional("out").value_or("results/" + spec.name), "run", "--out");
     if (root && !parser.flag_set("dry-run")) prepare_output_dir(dir, "run", "--out");
   });

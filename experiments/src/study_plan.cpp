@@ -65,7 +65,11 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
     }
     const bool index = made->second->builds_event_index(topologies.at(key));
     plan.max_schedule_bytes = std::max(plan.max_schedule_bytes, schedule_bytes(known->second.transfers));
-    plan.max_run_bytes = std::max(plan.max_run_bytes, run_bytes(known->second, index));
+    if (const double bytes = run_bytes(known->second, index); bytes > plan.max_run_bytes) {
+      plan.max_run_bytes = bytes;
+      plan.largest_run = fmt::format("{} at n = {} on {} ({})", spec.algorithms[p.algorithm], n,
+                                     spec.topologies[p.topology].label, engine);
+    }
   }
   plan.topologies = built.size();
   plan.journal_bytes = journal_bytes(static_cast<double>(plan.work_units), static_cast<double>(plan.runs));

@@ -201,6 +201,33 @@ TEST(ResourceEstimate, CountsRankRoundsAndTheEventIndexWhereItIsBuilt) {
   }
 }
 
+// A study whose largest run cannot fit is refused before anything is written, naming that run
+// and the estimate (the default limit is the machine's memory; --max-run-memory sets one).
+TEST(StudyPlan, RunRefusesAStudyWhoseLargestRunDoesNotFit) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("collsim_test_run_memory_{}", ::getpid());
+  const fs::path spec = fs::temp_directory_path() / fmt::format("collsim_test_run_memory_{}.yaml", ::getpid());
+  fs::remove_all(dir);
+  std::ofstream(spec) << "name: t\nalgorithms: [ring]\nn: [2048, 16]\nsizes: 1MiB\ntopology: nvswitch\n";
+  std::ostringstream out, err;
+  EXPECT_EQ(run_cli({"run", spec.string(), "--max-run-memory", "64MiB", "--out", dir.string()}, out, err), 2);
+  for (const char* part : {"ring at n = 2048 on nvswitch", "128.3 MiB", "--max-run-memory 64MiB"}) {
+    EXPECT_NE(err.str().find(part), std::string::npos) << part << " in " << err.str();
+  }
+  EXPECT_FALSE(fs::exists(dir));
+  std::ostringstream out2, err2;
+  EXPECT_EQ(run_cli({"run", spec.string(), "--max-run-memory", "0", "--out", dir.string()}, out2, err2), 2);
+  EXPECT_NE(err2.str().find("--max-run-memory: 0 must be positive"), std::string::npos) << err2.str();
+  // Within the limit it runs.
+  std::ostringstream out3, err3;
+  EXPECT_EQ(run_cli({"run", spec.string(), "--max-run-memory", "1GiB", "--quiet", "--no-plot", "--out", dir.string()},
+                    out3, err3),
+            0)
+      << err3.str();
+  EXPECT_TRUE(fs::exists(dir / "results.csv"));
+  fs::remove_all(dir);
+  fs::remove(spec);
+}
+
 TEST(StudyPlan, DryRunWritesNothing) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("collsim_test_dry_run_{}", ::getpid());
   fs::remove_all(dir);

@@ -39,6 +39,9 @@ double schedule_bytes(double transfers);
 /// (Engine::builds_event_index for the run's topology).
 double run_bytes(const ScheduleEstimate& estimate, bool event_index);
 
+/// This machine's physical memory, bytes (0 when the system does not say).
+double physical_memory_bytes();
+
 /// `bytes` with a unit a person reads at a glance ("8.1 GiB"): estimates are rough.
 std::string rough_size(double bytes);
 

@@ -25,6 +25,7 @@ struct StudyPlan {
   /// Memory of the largest run: its schedule and, where its engine builds one on its topology,
   /// the event-driven index of it (run_bytes; estimated).
   double max_run_bytes = 0;
+  std::string largest_run;           ///< which point that is: "ring at n = 16384 on T (replay)"
 };
 
 /// Resolves every active point of `grid` as run_study would before simulating it: builds its
