@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "collsim/algorithms/registry.hpp"
-#include "collsim/sim/engine.hpp"
 
 namespace collsim {
 namespace {
@@ -25,11 +24,20 @@ ScheduleEstimate count_schedule(std::string_view algorithm, AlgorithmOptions opt
   ScheduleEstimate count;
   count.transfers = static_cast<double>(s.num_transfers());
   std::vector<std::uint32_t> in_round(s.num_ranks(), 0);
+  std::vector<std::uint32_t> sends(s.num_ranks(), 0);
+  std::vector<std::uint32_t> receives(s.num_ranks(), 0);
   for (const Phase& phase : s.phases) {
     for (std::size_t r = 0; r < phase.num_rounds(); ++r) {
       for (const Transfer& t : phase.round(r)) {
         ++in_round[t.src];
         ++in_round[t.dst];
+        ++sends[t.src];
+        ++receives[t.dst];
+        if (sends[t.src] > 1 || receives[t.dst] > 1) count.shares_ports = true;
+      }
+      for (const Transfer& t : phase.round(r)) {
+        sends[t.src] = 0;
+        receives[t.dst] = 0;
       }
       for (const Transfer& t : phase.round(r)) {
         for (const Rank e : {t.src, t.dst}) {
@@ -78,6 +86,7 @@ std::optional<ScheduleEstimate> estimate_schedule(std::string_view algorithm, co
   at_n.transfers = extrapolate(small.transfers, large.transfers, options.n);
   at_n.rank_rounds = extrapolate(small.rank_rounds, large.rank_rounds, options.n);
   at_n.listed_transfers = extrapolate(small.listed_transfers, large.listed_transfers, options.n);
+  at_n.shares_ports = small.shares_ports || large.shares_ports;
   return at_n;
 }
 
@@ -87,6 +96,10 @@ std::optional<double> estimate_transfers(std::string_view algorithm, const Algor
 }
 
 double schedule_bytes(double transfers) { return transfers * static_cast<double>(sizeof(Transfer)); }
+
+double run_bytes(const ScheduleEstimate& estimate, const Engine& engine, const Topology& topology) {
+  return run_bytes(estimate, engine.builds_event_index(topology, estimate.shares_ports));
+}
 
 double run_bytes(const ScheduleEstimate& estimate, bool event_index) {
   const double index = event_index ? event_index_bytes(estimate.rank_rounds, estimate.listed_transfers) : 0.0;

@@ -37,16 +37,21 @@ std::string rough_duration(double s) { return s >= 3600 ? fmt::format("{:.1f} h"
 // refuse it before anything is written, naming the largest run and the estimate. The estimate
 // counts the event-driven index wherever the engine may build it, so it can be high by up to the
 // index's size where replay takes its one-sweep path; --max-run-memory raises the limit.
-void check_run_memory(const StudyPlan& plan, const std::optional<std::string>& option) {
+double run_memory_limit_bytes(const std::optional<std::string>& option) {
   const double limit_bytes = option ? parse_size_bytes(*option, "--max-run-memory") : physical_memory_bytes();
   if (option && !(limit_bytes > 0)) throw ConfigError(fmt::format("--max-run-memory: {} must be positive", *option));
-  if (limit_bytes <= 0 || plan.max_run_bytes <= limit_bytes) return;
-  throw ConfigError(fmt::format("run: the largest run, {}, needs about {} (estimated: its schedule, and the engine's "
+  return limit_bytes;
+}
+
+// Empty when the largest run fits under `limit_bytes` (0: no limit known).
+std::string run_memory_refusal(const StudyPlan& plan, double limit_bytes, const std::optional<std::string>& option) {
+  if (limit_bytes <= 0 || plan.max_run_bytes <= limit_bytes) return {};
+  return fmt::format("run: the largest run, {}, needs about {} (estimated: its schedule, and the engine's "
                                 "index of it where the engine builds one), above {}; lower its n or raise "
                                 "--max-run-memory",
                                 plan.largest_run, rough_size(plan.max_run_bytes),
                                 option ? fmt::format("--max-run-memory {}", *option)
-                                       : fmt::format("this machine's {} of memory", rough_size(limit_bytes))));
+                                       : fmt::format("this machine's {} of memory", rough_size(limit_bytes)));
 }
 
 }  // namespace
@@ -98,7 +103,8 @@ int run_command(const Args& args, std::ostream& out) {
               fmt::format("{:g}s", kPlotTimeout_s))
       .flag("dry-run", "check the spec and resolve every point (topologies, engines), print the counts, write nothing")
       .option("max-run-memory", "", "SIZE",
-              "refuse a study whose largest run is estimated to need more memory (default: this machine's memory)");
+              "refuse a study whose largest run is estimated to need more memory (default: this machine's memory; per "
+              "process under mpirun)");
   std::unique_ptr<WorkSplit> split = make_work_split();
   const bool root = split->rank() == 0;
   bool help = false;
@@ -106,6 +112,7 @@ int run_command(const Args& args, std::ostream& out) {
   std::optional<SweepGrid> grid_storage;
   std::filesystem::path dir;
   double plot_timeout_s = kPlotTimeout_s;
+  double memory_limit_bytes = 0;
   const bool setup_ok = agreed_setup(*split, [&] {
     if (!parser.parse(args)) {
       help = true;
@@ -118,7 +125,12 @@ int run_command(const Args& args, std::ostream& out) {
     if (!(plot_timeout_s > 0)) throw ConfigError("run: --plot-timeout must be positive");
     spec = load_spec(parser.positionals().front(), !parser.flag_set("no-plot"));
     grid_storage.emplace(spec);
-    if (!parser.flag_set("dry-run")) check_run_memory(plan_study(*grid_storage), parser.get_optional("max-run-memory"));
+    memory_limit_bytes = run_memory_limit_bytes(parser.get_optional("max-run-memory"));
+    if (!parser.flag_set("dry-run")) {
+      const std::string refusal =
+          run_memory_refusal(plan_study(*grid_storage), memory_limit_bytes, parser.get_optional("max-run-memory"));
+      if (!refusal.empty()) throw ConfigError(refusal);
+    }
     dir = output_dir_option(parser.get_optional("out").value_or("results/" + spec.name), "run", "--out");
     if (root && !parser.flag_set("dry-run")) prepare_output_dir(dir, "run", "--out");
   });
@@ -138,9 +150,12 @@ int run_command(const Args& args, std::ostream& out) {
                          plan.runs, plan.work_units, plan.topologies, plan.topologies == 1 ? "y" : "ies",
                          fmt::join(plan.engines, ", "), spec.plots.size(), spec.plots.size() == 1 ? "" : "s");
       out << fmt::format("estimated: {} runs, CPU time {} (rough; more on congested fabrics), checkpoint journal "
-                         "up to {}, largest schedule {} (largest run with the engine's index {})\n",
+                         "up to {}, largest schedule {}, largest run {} (its schedule and the engine's index where it builds one)\n",
                          plan.runs, rough_duration(plan.cpu_s), rough_size(plan.journal_bytes),
                          rough_size(plan.max_schedule_bytes), rough_size(plan.max_run_bytes));
+      // What the run would refuse is said, not failed: a dry run is where one reads the estimate.
+      const std::string refusal = run_memory_refusal(plan, memory_limit_bytes, parser.get_optional("max-run-memory"));
+      if (!refusal.empty()) out << fmt::format("the run would be refused: {}\n", refusal);
     }
     return 0;
   }

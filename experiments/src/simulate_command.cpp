@@ -137,7 +137,7 @@ int simulate_command(const Args& args, std::ostream& out) {
               "stragglar_online: time the present ranks take to agree on who is late (default: 2 x the alpha "
               "between ranks 0 and n-1)")
       .option("trace", "", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
-      .option("max-schedule-memory", "", "SIZE", "refuse an -n whose schedule is estimated to need more memory",
+      .option("max-schedule-memory", "", "SIZE", "refuse an -n whose run (schedule, and the engine's index of it where it builds one) is estimated to need more memory",
               format_size(kDefaultScheduleMemoryLimit_bytes))
       .flag("json", "print one JSON object instead of a table");
   // --straggler is also the rank schedules are built for (default: the first late rank, else n-1).
@@ -224,7 +224,7 @@ int simulate_command(const Args& args, std::ostream& out) {
   // engine's index of the rank-rounds counts too (as large as the schedule on a ring).
   const double memory_limit_bytes = parse_size_bytes(parser.get("max-schedule-memory"), "--max-schedule-memory");
   if (const auto estimate = estimate_schedule(algorithm, options)) {
-    const bool index = engine->builds_event_index(config.topology);
+    const bool index = engine->builds_event_index(config.topology, estimate->shares_ports);
     if (const double bytes = run_bytes(*estimate, index); bytes > memory_limit_bytes) {
       const std::string index_part =
           index ? fmt::format(" plus the {} engine's index of it on {}, {} in all", engine->name(),

@@ -22,7 +22,9 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
   // size its own links.
   std::set<std::tuple<std::size_t, Rank, double, double, double>> built;
   std::set<std::pair<std::size_t, Rank>> arrivals_checked;
-  std::map<std::pair<std::size_t, Rank>, ScheduleEstimate> estimates;  // (algorithm, n)
+  // (algorithm, n, topology, size): hierarchical rows need the node size, pipelined ones size
+  // their depth from the buffer and the link (size 0 for the rows that do not).
+  std::map<std::tuple<std::size_t, std::size_t, Rank, double, double, double, double>, ScheduleEstimate> estimates;
   std::map<std::tuple<std::size_t, Rank, double, double, double>, Topology> topologies;  // of `built`
   std::map<std::string, std::unique_ptr<Engine>> engines;
   for (std::size_t i = 0; i < grid.num_points(); ++i) {
@@ -44,14 +46,21 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
     }
     if (arrivals_checked.emplace(p.arrival, n).second) arrival_for(spec.arrivals[p.arrival], n).validate(n, "arrival");
     const std::string& engine = spec.engine_at(p.engine, p.topology);
-    auto known = estimates.find({p.algorithm, n});
+    const std::string& algorithm = spec.algorithms[p.algorithm];
+    const bool sized = find_algorithm(algorithm).depth_for != nullptr;
+    const auto estimate_key = std::tuple_cat(std::tuple{p.algorithm}, key);
+    auto known = estimates.find(std::tuple_cat(estimate_key, std::tuple{sized ? size : 0.0}));
     if (known == estimates.end()) {
+      const Topology& topology = topologies.at(key);
       AlgorithmOptions options;
       options.n = n;
       options.pipeline_chunks = spec.pipeline_chunks;
       options.late_ranks = spec.late_ranks;
-      known = estimates.emplace(std::pair{p.algorithm, n},
-                                estimate_schedule(spec.algorithms[p.algorithm], options).value_or(ScheduleEstimate{}))
+      options.gpus_per_node = gpus_per_node_of(topology);
+      set_sizing(options, topology, size);
+      known = estimates
+                  .emplace(std::tuple_cat(estimate_key, std::tuple{sized ? size : 0.0}),
+                           estimate_schedule(algorithm, options).value_or(ScheduleEstimate{}))
                   .first;
     }
     plan.cpu_s += static_cast<double>(spec.trials) *
@@ -63,9 +72,8 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
       made = engines.emplace(engine, std::move(e)).first;
       plan.engines.push_back(engine);
     }
-    const bool index = made->second->builds_event_index(topologies.at(key));
     plan.max_schedule_bytes = std::max(plan.max_schedule_bytes, schedule_bytes(known->second.transfers));
-    if (const double bytes = run_bytes(known->second, index); bytes > plan.max_run_bytes) {
+    if (const double bytes = run_bytes(known->second, *made->second, topologies.at(key)); bytes > plan.max_run_bytes) {
       plan.max_run_bytes = bytes;
       plan.largest_run = fmt::format("{} at n = {} on {} ({})", spec.algorithms[p.algorithm], n,
                                      spec.topologies[p.topology].label, engine);

@@ -281,33 +281,50 @@ void load_measurement_csv(const std::filesystem::path& path, const std::string& 
 }
 
 // Schedules are generated once per (collective, n, algorithm, straggler) and reused per size.
+// The schedule that explains a row, built as a run on `topology` builds it (simulate, and
+// NCCL's choice): with the topology's node size, and for a row whose pipeline depth follows the
+// buffer and the link (depth_for) at the row's size and the link being fitted.
 class ScheduleCache {
  public:
-  const Schedule& get(const CalibrationPoint& p) {
-    const auto key = std::make_tuple(p.collective, p.n, p.algorithm, p.straggler);
+  const Schedule& get(const CalibrationPoint& p, const Topology& topology) {
+    const bool sized = p.collective != Collective::SendRecv && find_algorithm(p.algorithm).depth_for != nullptr;
+    const auto key = std::make_tuple(p.collective, p.n, p.algorithm, p.straggler, sized ? p.size_bytes : 0.0,
+                                     sized ? topology.link.latency_s : 0.0, sized ? topology.link.bandwidth_Bps : 0.0);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     std::optional<Rank> s;
     if (p.straggler >= 0) s = static_cast<Rank>(p.straggler);
     try {
-      return cache_.emplace(key, collective_schedule(p.collective, p.n, p.algorithm, s)).first->second;
+      if (p.collective == Collective::SendRecv) {
+        return cache_.emplace(key, collective_schedule(p.collective, p.n, p.algorithm, s)).first->second;
+      }
+      AlgorithmOptions options;
+      options.n = p.n;
+      options.straggler = s;
+      options.gpus_per_node = gpus_per_node_of(topology);
+      set_sizing(options, topology, p.size_bytes);
+      return cache_.emplace(key, collective_part(generate_schedule(p.algorithm, options), p.collective)).first->second;
     } catch (const ScheduleError& e) {
       throw ScheduleError(fmt::format("{}:{}: cannot explain this {} measurement on {} ranks: {}", p.source, p.line,
                                       collective_name(p.collective), p.n, e.what()));
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("{}:{}: cannot explain this {} measurement on {} ranks: {}", p.source, p.line,
+                                    collective_name(p.collective), p.n, e.what()));
     }
   }
 
  private:
-  std::map<std::tuple<Collective, std::uint32_t, std::string, std::int64_t>, Schedule> cache_;
+  std::map<std::tuple<Collective, std::uint32_t, std::string, std::int64_t, double, double, double>, Schedule> cache_;
 };
 
 // "file: ring 8 B..1 MiB, nvls 2 MiB..16 GiB" per input with rows explained by NCCL's choice.
 std::string describe_choices(const std::vector<CalibrationPoint>& points) {
-  std::map<std::string, std::vector<const CalibrationPoint*>> by_source;
+  std::map<std::tuple<std::string, Collective, std::uint32_t>, std::vector<const CalibrationPoint*>> groups;
   for (const auto& p : points) {
-    if (p.chosen_by_nccl) by_source[p.source].push_back(&p);
+    if (p.chosen_by_nccl) groups[{p.source, p.collective, p.n}].push_back(&p);
   }
   std::vector<std::string> parts;
-  for (auto& [source, rows] : by_source) {
+  for (auto& [group, rows] : groups) {
+    const auto& [source, collective, n] = group;
     std::sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) { return a->size_bytes < b->size_bytes; });
     std::vector<std::string> spans;
     for (std::size_t i = 0; i < rows.size();) {
@@ -317,7 +334,7 @@ std::string describe_choices(const std::vector<CalibrationPoint>& points) {
                                   format_size(rows[j]->size_bytes)));
       i = j + 1;
     }
-    parts.push_back(fmt::format("{}: {}", source, fmt::join(spans, ", ")));
+    parts.push_back(fmt::format("{} ({} n={}): {}", source, collective_name(collective), n, fmt::join(spans, ", ")));
   }
   return fmt::format("explained by NCCL's choice under the fitted model: {}", fmt::join(parts, "; "));
 }
@@ -545,9 +562,11 @@ ModelFile build_model(const CalibrationReport& report, const std::string& name) 
   model.provenance.algorithm = options.algorithm;
   if (!options.topology.empty() && options.topology != "nvswitch") model.provenance.topology = options.topology;
   model.provenance.method = fmt::format(
-      "times explained through the {} schedule's critical path (contention-free){}; non-negative weighted least "
+      "times explained through the {}'s critical path (contention-free){}; non-negative weighted least "
       "squares on relative error (weights 1/t){}{}",
-      options.algorithm,
+      find_algorithm(options.algorithm).chosen_per_run
+          ? fmt::format("schedule NCCL would run for each row ({}, a fixed point of the fit)", options.algorithm)
+          : fmt::format("{} schedule", options.algorithm),
       report.class_fit ? fmt::format(" on topology {}, alpha and beta per link class ({})", options.topology,
                                      fmt::join(report.link_classes, ", "))
                        : std::string(),
@@ -696,7 +715,7 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
     for (int iteration = 0;; ++iteration) {
       bool changed = false;
       for (auto& p : report.points) {
-        ClassCostCoefficients c = schedule_cost_coefficients(schedules.get(p), p.size_bytes, topologies.get(p.n),
+        ClassCostCoefficients c = schedule_cost_coefficients(schedules.get(p, topologies.get(p.n)), p.size_bytes, topologies.get(p.n),
                                                              ExecutionCosts{p.execution, launch_at_s});
         changed = changed || iteration == 0 || !same_coefficients(c, p.class_coefficients);
         p.coefficients = c.total();
@@ -714,9 +733,11 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
         launch_at_s = report.single.regimes.front().launch_s;
       }
       if (iteration + 1 == kMaxCriticalPathIterations) {
-        report.notes.push_back(fmt::format("the critical path was still moving after {} re-evaluations; coefficients "
-                                           "are those of the last fit",
-                                           kMaxCriticalPathIterations));
+        const std::string note = fmt::format("the critical path was still moving after {} re-evaluations; coefficients "
+                                             "are those of the last fit",
+                                             kMaxCriticalPathIterations);
+        // Once, however many fits NCCL's choice takes.
+        if (std::find(report.notes.begin(), report.notes.end(), note) == report.notes.end()) report.notes.push_back(note);
         break;
       }
     }
@@ -733,7 +754,13 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
       if (!p.chosen_by_nccl) continue;
       const ExecutionCosts execution =
           model != nullptr ? model->execution_for_size(p.size_bytes) : ExecutionCosts{ExecutionStyle::Fused, 0.0};
-      std::string chosen = choose_nccl(p.n, p.size_bytes, topologies.get(p.n), model, execution, p.collective).algorithm;
+      std::string chosen;
+      try {
+        chosen = choose_nccl(p.n, p.size_bytes, topologies.get(p.n), model, execution, p.collective).algorithm;
+      } catch (const ConfigError& e) {
+        throw ConfigError(fmt::format("{}:{}: explaining this {} measurement by NCCL's choice: {}", p.source, p.line,
+                                      collective_name(p.collective), e.what()));
+      }
       if (chosen != p.algorithm) {
         p.algorithm = std::move(chosen);
         moved = true;
@@ -754,8 +781,8 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
     const ModelFile model = build_model(report, "fixed point");
     if (!choose_all(&model)) break;
     if (round + 1 == kMaxChoiceRounds) {
-      report.notes.push_back(fmt::format("NCCL's choice was still moving after {} fits; rows are explained by the "
-                                         "last choice",
+      report.notes.push_back(fmt::format("NCCL's choice was still moving after {} re-choices; rows are explained by "
+                                         "the last choice",
                                          kMaxChoiceRounds));
       fit_all();
       break;

@@ -64,7 +64,7 @@ RankRounds::RankRounds(const Schedule& schedule) : s_(schedule) {
   const Rank n = s_.num_ranks();  // switch ranks walk their rounds like GPUs
   const std::uint64_t total = s_.num_transfers();
   if (total >= kNoRound) {
-    throw ConfigError(fmt::format("the {} schedule has {} transfers; engines handle fewer than 2^32",
+    throw ConfigError(fmt::format("the {} schedule has {} transfers; engines handle fewer than 2^32 - 1",
                                   s_.algorithm, total));
   }
   num_transfers_ = total;
@@ -74,9 +74,28 @@ RankRounds::RankRounds(const Schedule& schedule) : s_(schedule) {
   first_.assign(n, kEnd);
   std::vector<std::uint64_t> cur(n, kEnd);
   std::vector<std::uint32_t> last(n, kNoRound);
+  {
+    // Counted first: a tree's rounds have up to twice as many rank-rounds as transfers, and
+    // growing the records by doubling would hold ~1.5x their size at the peak.
+    std::uint64_t records = 0;
+    std::uint32_t round_id = 0;
+    for (const Phase& phase : s_.phases) {
+      for (std::size_t r = 0; r < phase.num_rounds(); ++r, ++round_id) {
+        for (const Transfer& t : phase.round(r)) {
+          for (const Rank e : {t.src, t.dst}) {
+            if (e < n && last[e] != round_id) {
+              last[e] = round_id;
+              ++records;
+            }
+          }
+        }
+      }
+    }
+    rr_.reserve(records);
+    std::fill(last.begin(), last.end(), kNoRound);
+  }
   std::uint64_t g = 0;
   bool listed = false;
-  rr_.reserve(total);
   for (std::size_t p = 0; p < s_.phases.size(); ++p) {
     phase_first_.push_back(g);
     const Phase& phase = s_.phases[p];

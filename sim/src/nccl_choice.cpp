@@ -38,10 +38,12 @@ std::vector<ProtocolCosts> protocols_of(const Topology& topology, const ModelFil
   return out;
 }
 
-// Whether the row's schedule has a phase that runs `collective` alone (ring's reduce_scatter).
-bool has_phase_for(const AlgorithmInfo& info, Rank n, Collective collective) {
+// Whether the row's schedule on `topology` has a phase that runs `collective` alone (ring's
+// reduce_scatter; ring_multichannel's on a cluster).
+bool has_phase_for(const AlgorithmInfo& info, Rank n, const Topology& topology, Collective collective) {
   AlgorithmOptions options;
   options.n = n;
+  options.gpus_per_node = gpus_per_node_of(topology);
   const Schedule probe = generate_schedule(info.name, options);
   return std::any_of(probe.phases.begin(), probe.phases.end(),
                      [&](const Phase& p) { return p.name() == collective_name(collective); });
@@ -58,7 +60,7 @@ NcclChoice choose_nccl(Rank n, double size_bytes, const Topology& topology, cons
   for (const AlgorithmInfo& info : all_algorithms()) {
     // NVLS only where the switch reduces: the row's own constraint says so for this topology.
     if (!info.nccl_candidate || !info.unsupported_reason(n, topology_context(topology)).empty()) continue;
-    if (collective != Collective::AllReduce && !has_phase_for(info, n, collective)) continue;
+    if (collective != Collective::AllReduce && !has_phase_for(info, n, topology, collective)) continue;
     // Built as the chosen run will be. Only a row whose depth follows the buffer and the link
     // (depth_for) differs from one protocol's link to the next; the others are built once.
     std::optional<Schedule> schedule;
@@ -86,7 +88,10 @@ NcclChoice choose_nccl(Rank n, double size_bytes, const Topology& topology, cons
       }
     }
   }
-  if (!found) throw ConfigError(fmt::format("nccl: no NCCL candidate algorithm supports n = {}", n));
+  if (!found) {
+    throw ConfigError(fmt::format("nccl: no NCCL candidate algorithm runs {} on n = {} ranks of topology '{}'",
+                                  collective_name(collective), n, topology.name));
+  }
   return best;
 }
 

@@ -76,7 +76,7 @@ RunResult read_result(int fd, std::size_t n) {
 class SimGridEngine final : public Engine {
  public:
   std::string_view name() const override { return "simgrid"; }
-  bool builds_event_index(const Topology& /*topology*/) const override { return true; }
+  bool builds_event_index(const Topology& /*topology*/, bool /*shares_ports*/) const override { return true; }
 
   RunResult run(const Schedule& schedule, const RunConfig& config) override {
     const detail::RunPlan plan(schedule, config);

@@ -186,11 +186,15 @@ TEST(ResourceEstimate, CountsRankRoundsAndTheEventIndexWhereItIsBuilt) {
   EXPECT_NEAR(large->transfers, 2.0 * 1023 * 1024, 0.01 * 2.0 * 1023 * 1024);
   EXPECT_NEAR(large->rank_rounds, 2.0 * 1023 * 1024, 0.01 * 2.0 * 1023 * 1024);
 
+  EXPECT_FALSE(ring->shares_ports);
+  EXPECT_TRUE(nvls->shares_ports);  // the switch rank receives from every GPU in a round
   const Topology flat = resolve_topology("nvswitch", 16, LinkModel{});
   const Topology contended = resolve_topology("cluster_h100_1024_2to1", 16, LinkModel{});
-  EXPECT_FALSE(make_engine("replay")->builds_event_index(flat));
-  EXPECT_TRUE(make_engine("replay")->builds_event_index(contended));
-  EXPECT_FALSE(make_engine("closed_form")->builds_event_index(contended));
+  EXPECT_FALSE(make_engine("replay")->builds_event_index(flat, false));
+  // A rank sending or receiving twice in a round uses its own link twice: the event path.
+  EXPECT_TRUE(make_engine("replay")->builds_event_index(flat, true));
+  EXPECT_TRUE(make_engine("replay")->builds_event_index(contended, false));
+  EXPECT_FALSE(make_engine("closed_form")->builds_event_index(contended, true));
   // The plan's largest run: the index only on the contended fabric.
   for (const auto& [topology, index] : {std::pair{"nvswitch", false}, std::pair{"cluster_h100_1024_2to1", true}}) {
     const ExperimentSpec spec = make_spec(
@@ -199,6 +203,20 @@ TEST(ResourceEstimate, CountsRankRoundsAndTheEventIndexWhereItIsBuilt) {
     const StudyPlan plan = plan_study(grid);
     EXPECT_EQ(plan.max_run_bytes, (index ? 2 : 1) * plan.max_schedule_bytes) << topology;
   }
+  // Hierarchical rows are estimated with the topology's node size and pipelined ones with their
+  // depth for the size (0 before: generated without a node size, they supported no n), and the
+  // trees' index counts on a 1:1 cluster, whose links their rank-rounds use twice.
+  const ExperimentSpec spec = make_spec(
+      "name: t\nalgorithms: [nccl_tree]\nn: 64\nsizes: [1MiB, 1GiB]\ntopology: cluster_h100_1024\nbaseline: nccl_tree\n");
+  const SweepGrid grid(spec);
+  const StudyPlan plan = plan_study(grid);
+  AlgorithmOptions tree;
+  tree.n = 64;
+  tree.gpus_per_node = 8;
+  set_sizing(tree, resolve_topology("cluster_h100_1024", 64, LinkModel{}), 1024.0 * 1024 * 1024);
+  EXPECT_EQ(plan.max_schedule_bytes, generate_schedule("nccl_tree", tree).num_transfers() * sizeof(Transfer));
+  EXPECT_GT(plan.max_run_bytes, 1.5 * plan.max_schedule_bytes);
+  EXPECT_NE(plan.largest_run.find("nccl_tree at n = 64 on cluster_h100_1024"), std::string::npos) << plan.largest_run;
 }
 
 // A study whose largest run cannot fit is refused before anything is written, naming that run

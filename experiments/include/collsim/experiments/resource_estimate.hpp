@@ -7,6 +7,8 @@
 #include <string_view>
 
 #include "collsim/algorithms/registry.hpp"
+#include "collsim/models/topology.hpp"
+#include "collsim/sim/engine.hpp"
 
 namespace collsim {
 
@@ -24,6 +26,9 @@ struct ScheduleEstimate {
   double transfers = 0;
   double rank_rounds = 0;        ///< (rank, round) pairs in which the rank has a transfer
   double listed_transfers = 0;   ///< transfer endpoints in rank-rounds with three or more
+  /// Some rank sends or receives more than once in one round (at n <= 512, or at 256 or 512):
+  /// the replay engine then takes its event path even on a fabric owned by its endpoints.
+  bool shares_ports = false;
 };
 
 /// The shape of `algorithm`'s schedule for `options`: counted exactly when options.n <= 512
@@ -35,8 +40,10 @@ std::optional<double> estimate_transfers(std::string_view algorithm, const Algor
 
 /// Memory of a schedule with `transfers` transfers (the Transfer records; rounds are small).
 double schedule_bytes(double transfers);
-/// Memory of a run: the schedule, and the event-driven index of it when `event_index`
-/// (Engine::builds_event_index for the run's topology).
+/// Memory of a run of a schedule so estimated with `engine` on `topology`: the schedule, and the
+/// event-driven index of it where the engine may build one (Engine::builds_event_index).
+double run_bytes(const ScheduleEstimate& estimate, const Engine& engine, const Topology& topology);
+/// The same, saying whether the index is counted.
 double run_bytes(const ScheduleEstimate& estimate, bool event_index);
 
 /// This machine's physical memory, bytes (0 when the system does not say).

@@ -57,9 +57,10 @@ class Engine {
   /// (rank counts, negative arrival) or the engine cannot model the topology.
   virtual RunResult run(const Schedule& schedule, const RunConfig& config) = 0;
   /// Whether run() on `topology` may build the event-driven index of the schedule's rank-rounds
-  /// (event_index_bytes) beside the schedule. Memory estimates before a run count it: on a
-  /// flat 16,384-GPU ring it is as large as the schedule.
-  virtual bool builds_event_index(const Topology& /*topology*/) const { return false; }
+  /// (event_index_bytes) beside the schedule, for a schedule in which some rank sends or
+  /// receives more than once in a round (`shares_ports`) or not. Memory estimates before a run
+  /// count it: on a flat 16,384-GPU ring it is as large as the schedule.
+  virtual bool builds_event_index(const Topology& /*topology*/, bool /*shares_ports*/) const { return false; }
 };
 
 /// Bytes of the event-driven engines' index of a schedule whose ranks take part in

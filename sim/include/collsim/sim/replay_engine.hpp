@@ -75,9 +75,11 @@ class ReplayEngine final : public Engine {
   /// Executes `schedule` on any topology. Throws ConfigError for a config that does not fit the
   /// schedule (see checked_arrivals), ScheduleError for a malformed transfer.
   RunResult run(const Schedule& schedule, const RunConfig& config) override;
-  /// On a fabric whose links are all owned by their endpoints the one-sweep path runs (no index).
-  bool builds_event_index(const Topology& topology) const override {
-    return !options_.allow_fast_path || !topology.links_owned_by_endpoints();
+  /// The one-sweep path (no index) runs on a fabric whose links are all owned by their
+  /// endpoints unless a round uses a link twice, which takes a rank sending or receiving twice;
+  /// on other fabrics it may still run (never_binds), but that is known only from the whole run.
+  bool builds_event_index(const Topology& topology, bool shares_ports) const override {
+    return !options_.allow_fast_path || !topology.links_owned_by_endpoints() || shares_ports;
   }
   /// True when the last run() took the one-sweep path (for tests and benchmarks).
   bool last_run_was_fast() const { return last_run_fast_; }
