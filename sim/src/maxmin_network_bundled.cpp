@@ -19,7 +19,7 @@ bool later(const auto& a, const auto& b) { return a.finish_bytes > b.finish_byte
 
 }  // namespace
 
-std::size_t BundledMaxMinNetwork::KeyHash::operator()(const Key& k) const {
+std::uint32_t BundledMaxMinNetwork::key_hash(const Key& k) {
   std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ k.num_links;
   const auto mix = [&h](std::uint64_t v) {
     h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
@@ -27,7 +27,8 @@ std::size_t BundledMaxMinNetwork::KeyHash::operator()(const Key& k) const {
   for (std::uint32_t i = 0; i < k.num_links; ++i) mix(k.link[i]);
   mix(std::bit_cast<std::uint64_t>(k.bottleneck_Bps));
   mix(std::bit_cast<std::uint64_t>(k.penalty));
-  return static_cast<std::size_t>(h);
+  // The table indexes by the low bits: a multiply spreads the high ones down.
+  return static_cast<std::uint32_t>((h * 0x9e3779b97f4a7c15ULL) >> 32);
 }
 
 BundledMaxMinNetwork::BundledMaxMinNetwork(const LinkTable& links, bool prune_links, std::size_t scan_links)
@@ -155,11 +156,19 @@ std::uint32_t BundledMaxMinNetwork::bundle_for(const Flow& f) {
   for (std::uint32_t i = 0; i < f.num_links; ++i) {
     if (link_binds_[f.link[i]] != 0) key.link[key.num_links++] = f.link[i];
   }
-  std::sort(key.link.begin(), key.link.begin() + key.num_links);
+  // Insertion sort: a route has a few links (std::sort was a call and a loop setup each time).
+  for (std::uint32_t i = 1; i < key.num_links; ++i) {
+    const std::uint32_t l = key.link[i];
+    std::uint32_t j = i;
+    for (; j > 0 && key.link[j - 1] > l; --j) key.link[j] = key.link[j - 1];
+    key.link[j] = l;
+  }
   const bool shared = key.num_links > 0;
+  std::uint32_t hash = 0;
   if (shared) {
-    const auto it = bundle_of_.find(key);
-    if (it != bundle_of_.end()) return it->second;
+    hash = key_hash(key);
+    const std::uint32_t found = shared_by_key_.find(hash, [&](std::uint32_t id) { return bundles_[id].key == key; });
+    if (found != HashedIdTable::kAbsent) return found;
   }
   std::uint32_t id;
   if (free_bundles_.empty()) {
@@ -183,7 +192,8 @@ std::uint32_t BundledMaxMinNetwork::bundle_for(const Flow& f) {
   b.heap.clear();
   b.first_known = false;
   if (shared) {
-    bundle_of_.emplace(key, id);
+    b.hash = hash;
+    shared_by_key_.insert(id, hash);
     for (std::uint32_t i = 0; i < key.num_links; ++i) {
       auto& list = link_bundles_[key.link[i]];
       b.pos[i] = static_cast<std::uint32_t>(list.size());
@@ -233,8 +243,10 @@ void BundledMaxMinNetwork::leave(std::uint32_t slot) {
 void BundledMaxMinNetwork::drop_if_empty(std::uint32_t id) {
   Bundle& b = bundles_[id];
   if (b.count != 0) return;
+  // A bundle is queued in the due heap of its kind only (shared does not change in its life).
+  due_of(b).erase(id);
   if (b.shared) {
-    bundle_of_.erase(b.key);
+    shared_by_key_.erase(id, b.hash);
     for (std::uint32_t i = 0; i < b.key.num_links; ++i) {
       const std::uint32_t l = b.key.link[i];
       auto& list = link_bundles_[l];
@@ -250,8 +262,6 @@ void BundledMaxMinNetwork::drop_if_empty(std::uint32_t id) {
   b.shared = false;
   b.key = Key{};
   b.heap.clear();
-  due_shared_.erase(id);
-  due_private_.erase(id);
   free_bundles_.push_back(id);
 }
 

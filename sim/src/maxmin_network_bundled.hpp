@@ -23,10 +23,10 @@
 #include <array>
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "hashed_id_table.hpp"
 #include "maxmin_network.hpp"
 
 namespace collsim::detail {
@@ -71,13 +71,16 @@ class BundledMaxMinNetwork {
     std::uint32_t num_links = 0;
     double bottleneck_Bps = 0;
     double penalty = 0;
+    // Only the first num_links links (the rest are 0): a loop over a few, not a memcmp call.
     bool operator==(const Key& o) const {
-      return num_links == o.num_links && link == o.link && bottleneck_Bps == o.bottleneck_Bps && penalty == o.penalty;
+      if (num_links != o.num_links || bottleneck_Bps != o.bottleneck_Bps || penalty != o.penalty) return false;
+      for (std::uint32_t i = 0; i < num_links; ++i) {
+        if (link[i] != o.link[i]) return false;
+      }
+      return true;
     }
   };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const;
-  };
+  static std::uint32_t key_hash(const Key& k);
 
   // Which bundle a flow is in, apart from Flow: top() checks it for every heap entry it meets,
   // and a small dense array stays in cache where the flows do not.
@@ -102,7 +105,7 @@ class BundledMaxMinNetwork {
     double weight = 0;  // count / penalty, as of the reshare in progress
     bool fixed = false;
     bool touched = false;  // members joined or left since the last reshare
-    bool shared = false;   // in bundle_of_ (a bundle without binding links is private to its flow)
+    bool shared = false;   // in shared_by_key_ (a bundle without binding links is private to its flow)
     double moved_bytes = 0;  // bytes each member moved since the bundle was made, as of last_s
     double last_s = 0;
     // finish_bytes of the first member while first_known: a reshare that only changes the rate
@@ -111,6 +114,7 @@ class BundledMaxMinNetwork {
     double first_finish_bytes = 0;
     bool first_known = false;
     std::array<std::uint32_t, kMaxRoute> pos{};  // index in link_bundles_[key.link[i]]
+    std::uint32_t hash = 0;  // key_hash(key), while shared
     std::vector<Entry> heap;  // members by finish_bytes (min-heap, stale entries skipped)
   };
 
@@ -133,7 +137,7 @@ class BundledMaxMinNetwork {
   std::vector<std::uint32_t> free_slots_;
   std::vector<Bundle> bundles_;
   std::vector<std::uint32_t> free_bundles_;
-  std::unordered_map<Key, std::uint32_t, KeyHash> bundle_of_;
+  HashedIdTable shared_by_key_;  // the shared bundles, by key_hash(key)
   std::vector<std::vector<std::uint32_t>> link_flows_;
   std::vector<std::vector<std::uint32_t>> link_bundles_;  // bundles whose key holds the link
   std::vector<double> link_caps_Bps_;  // per link: sum of its flows' caps (for can_bind)

@@ -194,7 +194,7 @@ class EventSim {
   const ReplaySharingStats& stats() const { return network_.stats(); }
 
   // The network side of detail::RankWalk.
-  void wake_at(double date_s, const detail::Wake& w) { events_.push(Event{date_s, seq_++, w, kNoFlow}); }
+  void wake_at(double date_s, const detail::Wake& w) { events_.push(Event{date_s, seq_++, w, 0, kNoFlow}); }
   void start_flow(std::uint32_t g, std::uint32_t round, double now_s);
 
  private:
@@ -204,20 +204,34 @@ class EventSim {
     double t;
     std::uint64_t seq;   // FIFO among equal times, so runs are deterministic
     detail::Wake wake;   // for the walk, when flow == kNoFlow
-    std::uint64_t flow;  // else: this transfer's route latency has elapsed (tag(g, round))
+    std::uint32_t path;  // else: the transfer's route, worked out when it started (paths_)
+    std::uint64_t flow;  // and this transfer's route latency has elapsed (tag(g, round))
     bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
   static std::uint64_t tag(std::uint32_t g, std::uint32_t round) { return (std::uint64_t{round} << 32) | g; }
   void data_arrived(std::uint64_t flow, double now) {
     walk_.data_arrived(*this, static_cast<std::uint32_t>(flow), static_cast<std::uint32_t>(flow >> 32), now);
   }
-  void activate(std::uint64_t flow, double now);
+  void activate(std::uint64_t flow, std::uint32_t path, double now);
+
+  // What a flow's start needs of its route, worked out once when the transfer starts (its
+  // latency decides when the bytes start to move): computing the route again then was ~3 % of a
+  // contended run's instructions.
+  struct Path {
+    double latency_s = 0;
+    double bottleneck_Bps = 0;
+    std::array<std::uint32_t, Net::kMaxRoute> binding{};
+    std::uint32_t count = 0;
+    bool too_long = false;  // more binding links than kMaxRoute (an error if any bytes move)
+  };
 
   const Job& job_;
   detail::RankRounds index_;
   detail::RankWalk<EventSim> walk_;
   Net network_;
   std::vector<std::uint32_t> route_;
+  std::vector<Path> paths_;  // by Event::path, while the transfer's latency elapses
+  std::vector<std::uint32_t> free_paths_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t seq_ = 0;
 };
@@ -253,7 +267,7 @@ void EventSim<Net>::run(RunResult& out) {
     const Event ev = events_.top();
     events_.pop();
     if (ev.flow != kNoFlow) {
-      activate(ev.flow, ev.t);
+      activate(ev.flow, ev.path, ev.t);
     } else {
       walk_.wake(*this, ev.wake, ev.t);
     }
@@ -265,14 +279,38 @@ template <class Net>
 void EventSim<Net>::start_flow(std::uint32_t g, std::uint32_t round, double now_s) {
   const Transfer& tr = index_.transfer(g, round);
   job_.topo.route_into(tr.src, tr.dst, route_);
-  double latency = 0;
-  for (const std::uint32_t l : route_) latency += job_.links.latency_s[l];
-  events_.push(Event{now_s + latency, seq_++, detail::Wake{}, tag(g, round)});
+  std::uint32_t id;
+  if (free_paths_.empty()) {
+    id = static_cast<std::uint32_t>(paths_.size());
+    paths_.emplace_back();
+  } else {
+    id = free_paths_.back();
+    free_paths_.pop_back();
+  }
+  Path& p = paths_[id];
+  const detail::LinkTable& L = job_.links;
+  p.latency_s = 0;
+  p.bottleneck_Bps = kInf;
+  p.count = 0;
+  p.too_long = false;
+  for (const std::uint32_t l : route_) {
+    p.latency_s += L.latency_s[l];
+    p.bottleneck_Bps = std::min(p.bottleneck_Bps, L.bandwidth_Bps[l]);
+    if (L.binding[l] == 0) continue;
+    if (p.count == p.binding.size()) {
+      p.too_long = true;
+      continue;
+    }
+    p.binding[p.count++] = l;
+  }
+  events_.push(Event{now_s + p.latency_s, seq_++, detail::Wake{}, id, tag(g, round)});
 }
 
 // The route latency has elapsed: the bytes start to move.
 template <class Net>
-void EventSim<Net>::activate(std::uint64_t flow, double now) {
+void EventSim<Net>::activate(std::uint64_t flow, std::uint32_t path, double now) {
+  const Path p = paths_[path];
+  free_paths_.push_back(path);
   const auto g = static_cast<std::uint32_t>(flow);
   const auto round = static_cast<std::uint32_t>(flow >> 32);
   const Transfer& tr = index_.transfer(g, round);
@@ -281,21 +319,9 @@ void EventSim<Net>::activate(std::uint64_t flow, double now) {
     data_arrived(flow, now);
     return;
   }
-  const detail::LinkTable& L = job_.links;
-  job_.topo.route_into(tr.src, tr.dst, route_);
-  double latency = 0;
-  double bottleneck_Bps = kInf;
-  std::array<std::uint32_t, Net::kMaxRoute> binding{};
-  std::size_t count = 0;
-  for (const std::uint32_t l : route_) {
-    latency += L.latency_s[l];
-    bottleneck_Bps = std::min(bottleneck_Bps, L.bandwidth_Bps[l]);
-    if (L.binding[l] == 0) continue;
-    COLLSIM_ASSERT(count < binding.size(), "route longer than the network model's kMaxRoute");
-    binding[count++] = l;
-  }
-  const double penalty = latency > 0 ? latency : 1.0;
-  network_.add(now, bytes, bottleneck_Bps, penalty, std::span<const std::uint32_t>(binding.data(), count), flow);
+  COLLSIM_ASSERT(!p.too_long, "route longer than the network model's kMaxRoute");
+  const double penalty = p.latency_s > 0 ? p.latency_s : 1.0;
+  network_.add(now, bytes, p.bottleneck_Bps, penalty, std::span<const std::uint32_t>(p.binding.data(), p.count), flow);
 }
 
 }  // namespace
