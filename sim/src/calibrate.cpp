@@ -385,6 +385,7 @@ class TopologyCache {
                                     fmt::join(names_of(t), ", "), cache_.begin()->first,
                                     fmt::join(names_of(cache_.begin()->second), ", ")));
     }
+    own_classes_.emplace(n, t.link_classes);
     return cache_.emplace(n, std::move(t)).first->second;
   }
 
@@ -400,11 +401,18 @@ class TopologyCache {
     }
   }
 
-  // Per-class fit: identified classes take their fit; the others keep the topology's values.
+  // Per-class fit: identified classes take their fit; the others the topology's own values
+  // (not an earlier fit's: NCCL's choice refits, and a class may drop out of a later fit).
   void apply(const ClassFitResult& fit) {
     for (auto& [n, t] : cache_) {
+      const std::vector<LinkClass>& own = own_classes_.at(n);
       for (std::uint32_t k = 0; k < fit.classes.size(); ++k) {
-        if (fit.classes[k].identified) t.set_link_class(k, fit.classes[k].link.latency_s, fit.classes[k].link.bandwidth_Bps);
+        const LinkClass& c = own[k];
+        if (fit.classes[k].identified) {
+          t.set_link_class(k, fit.classes[k].link.latency_s, fit.classes[k].link.bandwidth_Bps);
+        } else {
+          t.set_link_class(k, c.latency_s, c.bandwidth_Bps);
+        }
       }
       t.link.gamma_s_per_byte = fit.gamma_s_per_byte;
     }
@@ -419,6 +427,7 @@ class TopologyCache {
 
   std::string spec_;
   std::map<std::uint32_t, Topology> cache_;
+  std::map<std::uint32_t, std::vector<LinkClass>> own_classes_;  // per n, as built
 };
 
 // A cross-prediction through a class the fit did not identify would need a made-up parameter.
@@ -754,9 +763,17 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
       if (!p.chosen_by_nccl) continue;
       const ExecutionCosts execution =
           model != nullptr ? model->execution_for_size(p.size_bytes) : ExecutionCosts{ExecutionStyle::Fused, 0.0};
+      // A log that names its protocol (NCCL_PROTO) ran that protocol: NCCL chose only the algorithm.
+      std::optional<ModelFile> named;
+      if (model != nullptr && p.protocol && !model->regimes.empty()) {
+        named = *model;
+        std::erase_if(named->regimes, [&](const FittedRegime& r) { return r.protocol != *p.protocol; });
+        if (named->regimes.empty()) named.reset();
+      }
       std::string chosen;
       try {
-        chosen = choose_nccl(p.n, p.size_bytes, topologies.get(p.n), model, execution, p.collective).algorithm;
+        chosen = choose_nccl(p.n, p.size_bytes, topologies.get(p.n), named ? &*named : model, execution, p.collective)
+                     .algorithm;
       } catch (const ConfigError& e) {
         throw ConfigError(fmt::format("{}:{}: explaining this {} measurement by NCCL's choice: {}", p.source, p.line,
                                       collective_name(p.collective), e.what()));

@@ -472,6 +472,26 @@ TEST(RunCalibration, NcclChoiceOnAClusterTopology) {
   expect_contains(format_calibration_report(two_nodes), "(reduce_scatter n=16)");
 }
 
+// A log that names its protocol and not its algorithm: NCCL chose the algorithm for that
+// protocol only, so an LL exemplar never takes nvls (which NCCL runs with Simple alone), while the
+// same log without the header takes nvls at its large sizes.
+TEST(RunCalibration, NcclChoiceKeepsTheProtocolALogNames) {
+  TempDir dir("collsim_calibrate_test");
+  std::ifstream in(kAllReduce8);
+  const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto ll = dir.path() / "ar_ll.txt";
+  std::ofstream(ll) << "# NCCL_PROTO=LL\n" << body;
+  CalibrationOptions options;
+  options.algorithm = "nccl";
+  options.topology = "dgx_h100";
+  const std::vector<std::filesystem::path> files{kReduceScatter4, kAllGather4, ll};
+  const CalibrationReport named = run_calibration(files, options);
+  const std::vector<std::filesystem::path> plain_files{kReduceScatter4, kAllGather4, kAllReduce8};
+  const CalibrationReport plain = run_calibration(plain_files, options);
+  for (const auto& p : named.points) EXPECT_NE(p.algorithm, "nvls") << p.source << " " << p.size_bytes;
+  EXPECT_TRUE(std::any_of(plain.points.begin(), plain.points.end(), [](const auto& p) { return p.algorithm == "nvls"; }));
+}
+
 // --algo nccl explains each row by what NCCL would run under the model the fit ends with (a
 // fixed point): re-choosing under the written model gives every row its algorithm back. RS and
 // AG rows take ring (the only NCCL candidate with a phase of that name); the exemplar's largest
