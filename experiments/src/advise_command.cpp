@@ -63,6 +63,9 @@ int advise_command(const Args& args, std::ostream& out) {
       .option("start", "", "eager|barrier", "how phases start when ranks arrive late (default barrier)")
       .option("execution", "", "fused|p2p_rounds",
               "fused: one launch per rank; p2p_rounds: a launch before every round (default: the model's, else fused)")
+      .option("gpus-per-thread", "", "G",
+              "one host thread launches each kernel on G GPUs in turn (nccl-tests -g G): each launch costs the "
+              "model's launch plus G-1 times its launch per extra GPU (needs --model)")
       .option("launch", "", "DURATION", "launch overhead per kernel or NCCL group (default: the model's, else 0)")
       .option("trials", "", "K", "Monte Carlo trials (default 1 for fixed delays, 200 for random ones)")
       .option("seed", "", "X", "seed of the random draws (default 1)")
@@ -117,6 +120,14 @@ int advise_command(const Args& args, std::ostream& out) {
     spec.link = file->link;
     spec.link_model_file = std::filesystem::absolute(*m).string();
     spec.link_model = std::move(file);
+  }
+  if (auto g = parser.get_optional("gpus-per-thread")) {
+    const auto gpus = parse_unsigned(*g, "--gpus-per-thread");
+    if (gpus == 0 || gpus > 1024) throw ConfigError(fmt::format("--gpus-per-thread: {} is not in 1..1024", gpus));
+    if (!spec.link_model) throw ConfigError("advise: --gpus-per-thread needs --model (the launch per extra GPU comes from a calibrated model)");
+    if (spec.gpus_per_thread != 1) throw ConfigError("advise: the spec already sets gpus_per_thread; give it once");
+    spec.gpus_per_thread = static_cast<std::uint32_t>(gpus);
+    spec.link_model = std::make_shared<ModelFile>(driven_by_one_thread(*spec.link_model, spec.gpus_per_thread));
   }
   if (auto a = parser.get_optional("alpha")) spec.link.latency_s = parse_duration_s(*a, "--alpha");
   if (auto b = parser.get_optional("bandwidth")) spec.link.bandwidth_Bps = parse_bandwidth_Bps(*b, "--bandwidth");

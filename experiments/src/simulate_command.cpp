@@ -128,6 +128,10 @@ int simulate_command(const Args& args, std::ostream& out) {
       .option("execution", "", "fused|p2p_rounds",
               "fused: one launch per rank; p2p_rounds: a launch before every round (StragglAR's executor; default: the "
               "model's, else fused)")
+      .option("gpus-per-thread", "", "G",
+              "one host thread launches each kernel on G GPUs in turn (nccl-tests -g G): each launch costs the "
+              "model's launch plus G-1 times its launch per extra GPU (needs --model)",
+              "1")
       .option("launch", "", "DURATION", "launch overhead per kernel or NCCL group (replay, simgrid; default: the model's, else 0)")
       .option("engine", "", "NAME", "closed_form, replay, simgrid or auto (= replay, which models every topology)", "replay")
       .option("pipeline-chunks", "", "K",
@@ -185,6 +189,11 @@ int simulate_command(const Args& args, std::ostream& out) {
   if (auto m = parser.get_optional("model")) {
     model = read_model_file(*m);
     link = model->link_for_size(config.size_bytes);
+  }
+  if (const auto gpus = parse_unsigned(parser.get("gpus-per-thread"), "--gpus-per-thread"); gpus != 1) {
+    if (!model) throw ConfigError("simulate: --gpus-per-thread needs --model (the launch per extra GPU comes from a calibrated model)");
+    if (gpus == 0 || gpus > 1024) throw ConfigError(fmt::format("--gpus-per-thread: {} is not in 1..1024", gpus));
+    model = driven_by_one_thread(*model, static_cast<std::uint32_t>(gpus));
   }
   config.topology = resolve_topology(topology, options.n, link);
   if (model) apply_model(*model, config.size_bytes, config.topology);

@@ -122,7 +122,7 @@ constexpr std::string_view kTopKeys[] = {"name",   "description", "algorithms", 
                                          "arrival", "start",      "engine",          "trials",
                                          "seed",   "pipeline_chunks", "skip_unsupported", "plot",
                                          "baseline", "collsim_version", "late_ranks", "agreement_cost",
-                                         "execution", "launch"};
+                                         "execution", "launch", "gpus_per_thread"};
 
 // Map entries in file order; unknown or repeated keys are errors.
 YamlEntries entries_of(const SpecReader& reader, const YAML::Node& node, std::string_view path,
@@ -232,6 +232,19 @@ void SpecReader::parse(const YAML::Node& root) {
   }
   if (const YAML::Node* launch = find_entry(entries, "launch")) {
     spec_.launch_s = parse_duration_s(scalar(*launch, "launch", "a duration"), where("launch", *launch));
+  }
+  if (const YAML::Node* gpus = find_entry(entries, "gpus_per_thread")) {
+    const auto value = unsigned_integer(*gpus, "gpus_per_thread", "a positive integer");
+    if (value < 1 || value > 1024) fail(*gpus, "gpus_per_thread", fmt::format("{} is not in 1..1024", value));
+    if (!spec_.link_model) {
+      fail(*gpus, "gpus_per_thread", "needs 'link: {model: FILE}': the launch per extra GPU comes from a calibrated model");
+    }
+    spec_.gpus_per_thread = static_cast<std::uint32_t>(value);
+    try {
+      spec_.link_model = std::make_shared<ModelFile>(driven_by_one_thread(*spec_.link_model, spec_.gpus_per_thread));
+    } catch (const ConfigError& e) {
+      fail(*gpus, "gpus_per_thread", e.what());
+    }
   }
   if (const YAML::Node* skip = find_entry(entries, "skip_unsupported")) {
     spec_.skip_unsupported = boolean(*skip, "skip_unsupported");

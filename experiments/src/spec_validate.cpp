@@ -313,6 +313,7 @@ std::string resolved_yaml(const ExperimentSpec& spec) {
   if (spec.agreement_s) out << YAML::Key << "agreement_cost" << YAML::Value << fmt::format("{}s", *spec.agreement_s);
   if (spec.execution) out << YAML::Key << "execution" << YAML::Value << execution_style_name(*spec.execution);
   if (spec.launch_s) out << YAML::Key << "launch" << YAML::Value << fmt::format("{}s", *spec.launch_s);
+  if (spec.gpus_per_thread != 1) out << YAML::Key << "gpus_per_thread" << YAML::Value << spec.gpus_per_thread;
   out << YAML::Key << "skip_unsupported" << YAML::Value << (spec.skip_unsupported ? "true" : "false");
   if (!spec.plots.empty()) out << YAML::Key << "plot" << YAML::Value << YAML::Flow << spec.plots;
   out << YAML::EndMap;

@@ -10,6 +10,7 @@
 
 #include <yaml-cpp/yaml.h>
 #include "cli_test_support.hpp"
+#include "collsim/models/formats/model_file.hpp"
 #include "test_support.hpp"
 
 namespace collsim {
@@ -213,6 +214,41 @@ TEST(Cli, SimulateNcclSaysWhatItPicked) {
   EXPECT_NE(plain.out.find("\"nccl_algorithm\":null"), std::string::npos);
   const auto text = run({"simulate", "--algo", "nccl", "-n", "8"});
   EXPECT_NE(text.out.find("NCCL's choice: "), std::string::npos) << text.out;
+}
+
+// --gpus-per-thread G charges each launch G-1 more launches per extra GPU from the model (one
+// thread launching on every GPU in turn); it needs a model and a G in 1..1024. advise moves the
+// critical delay with it.
+TEST(Cli, GpusPerThreadChargesTheModelsLaunchPerExtraGpu) {
+  const std::string model = std::string(COLLSIM_SOURCE_DIR) + "/configs/models/h100_nvswitch.yaml";
+  const auto time_of = [&](const char* gpus) {
+    const auto r = run({"simulate", "--algo", "ring", "-n", "8", "--size", "1GiB", "--model", model,
+                        "--gpus-per-thread", gpus, "--json"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    return r.code == 0 ? YAML::Load(r.out)["time_s"].as<double>() : 0.0;
+  };
+  const ModelFile file = read_model_file(model);
+  const double extra_s = driven_by_one_thread(file, 8).execution_for_size(1073741824.0).launch_s -
+                         file.execution_for_size(1073741824.0).launch_s;
+  EXPECT_GT(extra_s, 0.0);
+  EXPECT_NEAR(time_of("8") - time_of("1"), extra_s, 1e-12);  // fused ring: one launch on its critical path
+  const auto bare = run({"simulate", "--algo", "ring", "-n", "8", "--gpus-per-thread", "8"});
+  EXPECT_EQ(bare.code, 2);
+  EXPECT_NE(bare.err.find("--gpus-per-thread needs --model"), std::string::npos) << bare.err;
+  const auto zero = run({"simulate", "--algo", "ring", "-n", "8", "--model", model, "--gpus-per-thread", "0"});
+  EXPECT_NE(zero.err.find("--gpus-per-thread: 0 is not in 1..1024"), std::string::npos) << zero.err;
+  const auto critical = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"advise", "-n", "8", "--size", "1GiB", "--model", model, "--execution", "p2p_rounds",
+                                  "--algorithms", "stragglar,nccl"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    const std::size_t at = r.out.find("more than ");
+    EXPECT_NE(at, std::string::npos) << r.out;
+    return at == std::string::npos ? 0.0 : std::stod(r.out.substr(at + 10));
+  };
+  // StragglAR as p2p rounds pays a launch per round, nccl (fused) one: dearer launches, a later crossover.
+  EXPECT_GT(critical({"--gpus-per-thread", "8"}), critical({}) + 0.1);
 }
 
 // The hierarchical algorithm takes its node size from the topology (simulate) or an option

@@ -6,6 +6,7 @@
 
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/model_file.hpp"
 
 namespace collsim {
 namespace {
@@ -158,6 +159,30 @@ TEST(Spec, ExecutionAndLaunchKeys) {
   EXPECT_DOUBLE_EQ(*again.launch_s, 20e-6);
   expect_error(kMinimal + "execution: async\n", {"execution", "unknown execution style 'async'"});
   expect_error(kMinimal + "launch: 3\n", {"launch"});
+}
+
+// gpus_per_thread: the model's launches as one thread driving G GPUs pays them; it needs a model
+// file (the term is calibrated), and it survives the resolved YAML.
+TEST(Spec, GpusPerThreadKey) {
+  const std::string model = std::string(COLLSIM_SOURCE_DIR) + "/configs/models/h100_nvswitch.yaml";
+  const std::string with_model = kMinimal + "link: {model: " + model + "}\n";
+  const ExperimentSpec one = parse_and_validate(with_model);
+  const ExperimentSpec eight = parse_and_validate(with_model + "gpus_per_thread: 8\n");
+  EXPECT_EQ(eight.gpus_per_thread, 8u);
+  const ModelFile file = read_model_file(model);
+  for (const double size : {64.0, 1e6, 1e9}) {
+    const double extra = execution_at(eight, size).launch_s - execution_at(one, size).launch_s;
+    EXPECT_GT(extra, 0.0) << size;
+    EXPECT_DOUBLE_EQ(extra, 7 * (driven_by_one_thread(file, 2).execution_for_size(size).launch_s -
+                                 file.execution_for_size(size).launch_s))
+        << size;
+  }
+  const ExperimentSpec again = parse_spec(resolved_yaml(eight), "resolved", {});
+  EXPECT_EQ(again.gpus_per_thread, 8u);
+  EXPECT_DOUBLE_EQ(execution_at(again, 1e9).launch_s, execution_at(eight, 1e9).launch_s);
+  expect_error(kMinimal + "gpus_per_thread: 8\n", {"gpus_per_thread", "line 4", "needs 'link: {model: FILE}'"});
+  expect_error(with_model + "gpus_per_thread: 0\n", {"gpus_per_thread", "line 5", "not in 1..1024"});
+  expect_error(with_model + "gpus_per_thread: two\n", {"gpus_per_thread", "line 5", "'two'"});
 }
 
 TEST(SpecErrors, UnknownKeysNameThePathAndLine) {

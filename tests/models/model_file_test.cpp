@@ -65,6 +65,37 @@ std::filesystem::path temp_dir() {
   return dir;
 }
 
+// One thread driving G GPUs: each regime's launch grows by G-1 times its own launch per extra
+// GPU (a regime without a launch of its own follows the execution default, which takes the first
+// regime's); G = 1 changes nothing; a model without regimes has no such term and is refused.
+TEST(ModelFile, DrivenByOneThreadAddsTheLaunchPerExtraGpu) {
+  ModelFile m = sample();
+  m.execution.launch_s = 20e-6;
+  m.regimes[0].launch_s = 10e-6;
+  m.regimes[0].launch_fitted = true;
+  m.regimes[0].launch_per_extra_gpu_s = 2e-6;
+  m.regimes[1].launch_s = 0;  // none of its own: the execution default
+  m.regimes[1].launch_per_extra_gpu_s = 3e-6;
+  const ModelFile eight = driven_by_one_thread(m, 8);
+  EXPECT_DOUBLE_EQ(eight.regimes[0].launch_s, 10e-6 + 7 * 2e-6);
+  EXPECT_DOUBLE_EQ(eight.execution.launch_s, 20e-6 + 7 * 2e-6);
+  EXPECT_DOUBLE_EQ(eight.execution_for_size(64).launch_s, 24e-6);
+  EXPECT_DOUBLE_EQ(eight.execution_for_size(1e9).launch_s, 34e-6);  // the default's, adjusted
+  EXPECT_DOUBLE_EQ(driven_by_one_thread(m, 1).execution_for_size(64).launch_s, 10e-6);
+  expect_contains([&] {
+    try {
+      driven_by_one_thread(m, 0);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }(), "0 must be at least 1");
+  ModelFile flat = sample();
+  flat.regimes.clear();
+  EXPECT_THROW(driven_by_one_thread(flat, 2), ConfigError);
+  EXPECT_NO_THROW(driven_by_one_thread(flat, 1));
+}
+
 TEST(ModelFile, RoundTripsExactly) {
   const ModelFile m = sample();
   const auto dir = temp_dir();

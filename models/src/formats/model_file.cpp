@@ -415,6 +415,25 @@ ExecutionCosts ModelFile::execution_for_size(double size_bytes) const {
   return costs;
 }
 
+ModelFile driven_by_one_thread(const ModelFile& model, std::uint32_t gpus_per_thread) {
+  if (gpus_per_thread == 0) throw ConfigError("gpus per thread: 0 must be at least 1");
+  ModelFile out = model;
+  if (gpus_per_thread == 1) return out;
+  if (model.regimes.empty()) {
+    throw ConfigError(fmt::format("model '{}' has no protocol regimes, so no launch per extra GPU a thread drives "
+                                  "(launch_per_extra_gpu_s); recalibrate it with collsim calibrate, or give the whole "
+                                  "launch with --launch",
+                                  model.name));
+  }
+  const double extra = gpus_per_thread - 1.0;
+  for (FittedRegime& r : out.regimes) {
+    // A regime without a launch of its own takes the execution default, adjusted below.
+    if (r.launch_fitted || r.launch_s > 0) r.launch_s += extra * r.launch_per_extra_gpu_s;
+  }
+  out.execution.launch_s += extra * model.regimes.front().launch_per_extra_gpu_s;
+  return out;
+}
+
 std::string model_file_to_yaml(const ModelFile& model) {
   check_link(model.link, "link");
   check_regimes(model.regimes, "regimes");

@@ -105,6 +105,9 @@ struct ExperimentSpec {
   /// defaults when the link is a model file, else fused with no launch overhead (pure alpha-beta).
   std::optional<ExecutionStyle> execution;
   std::optional<double> launch_s;
+  /// `gpus_per_thread: G`: one host thread launches each kernel on G GPUs in turn; link_model
+  /// is then driven_by_one_thread(file, G). 1 (default): one GPU per process.
+  std::uint32_t gpus_per_thread = 1;
   bool skip_unsupported = false;
   std::vector<std::string> plots;        ///< absolute paths of plot scripts
   /// The algorithm every speedup is relative to (`baseline:`, default ring). Flat ring does not

@@ -120,6 +120,15 @@ struct ModelFile {
   ExecutionCosts execution_for_size(double size_bytes) const;
 };
 
+/// `model` as runs see it when one host thread launches every kernel on `gpus_per_thread` GPUs
+/// in turn (nccl-tests -g G, or one process driving a whole server): each launch then costs
+/// launch_s + (G - 1) x launch_per_extra_gpu_s of its regime (README, Calibration), the default
+/// execution's launch that of the first regime. The calibrated launch is that of one GPU per
+/// thread, which is what runs charge otherwise. Throws ConfigError for G = 0, or G > 1 with a
+/// model that has no regimes (the term is recorded per regime; without it G would change
+/// nothing silently).
+ModelFile driven_by_one_thread(const ModelFile& model, std::uint32_t gpus_per_thread);
+
 /// The YAML text of `model` (deterministic: no time stamps, so regenerating gives no diff).
 /// Throws ConfigError when a parameter is not finite or out of range (e.g. bandwidth <= 0).
 std::string model_file_to_yaml(const ModelFile& model);
