@@ -20,12 +20,11 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
   plan.work_units = make_units(grid).size();
   // Topologies are keyed as the runner caches them: a model file with size regimes gives each
   // size its own links.
-  std::set<std::tuple<std::size_t, Rank, double, double, double>> built;
+  std::map<std::tuple<std::size_t, Rank, double, double, double>, Topology> topologies;
   std::set<std::pair<std::size_t, Rank>> arrivals_checked;
   // (algorithm, n, topology, size): hierarchical rows need the node size, pipelined ones size
   // their depth from the buffer and the link (size 0 for the rows that do not).
   std::map<std::tuple<std::size_t, std::size_t, Rank, double, double, double, double>, ScheduleEstimate> estimates;
-  std::map<std::tuple<std::size_t, Rank, double, double, double>, Topology> topologies;  // of `built`
   std::map<std::string, std::unique_ptr<Engine>> engines;
   for (std::size_t i = 0; i < grid.num_points(); ++i) {
     if (grid.skipped(i)) continue;
@@ -36,9 +35,10 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
     plan.runs += spec.trials;
     const LinkModel link = link_at(spec, size);
     const auto key = std::tuple{p.topology, n, link.latency_s, link.bandwidth_Bps, link.gamma_s_per_byte};
-    if (built.emplace(key).second) {
+    auto topology = topologies.find(key);
+    if (topology == topologies.end()) {
       try {
-        topologies.emplace(key, topology_at(spec, p.topology, n, size));
+        topology = topologies.emplace(key, topology_at(spec, p.topology, n, size)).first;
       } catch (const ConfigError& e) {
         throw ConfigError(fmt::format("{}topology '{}' with n = {}, size {} bytes: {}", spec.where("topology"),
                                       spec.topologies[p.topology].label, n, size, e.what()));
@@ -48,20 +48,16 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
     const std::string& engine = spec.engine_at(p.engine, p.topology);
     const std::string& algorithm = spec.algorithms[p.algorithm];
     const bool sized = find_algorithm(algorithm).depth_for != nullptr;
-    const auto estimate_key = std::tuple_cat(std::tuple{p.algorithm}, key);
-    auto known = estimates.find(std::tuple_cat(estimate_key, std::tuple{sized ? size : 0.0}));
+    const auto estimate_key = std::tuple_cat(std::tuple{p.algorithm}, key, std::tuple{sized ? size : 0.0});
+    auto known = estimates.find(estimate_key);
     if (known == estimates.end()) {
-      const Topology& topology = topologies.at(key);
       AlgorithmOptions options;
       options.n = n;
       options.pipeline_chunks = spec.pipeline_chunks;
       options.late_ranks = spec.late_ranks;
-      options.gpus_per_node = gpus_per_node_of(topology);
-      set_sizing(options, topology, size);
-      known = estimates
-                  .emplace(std::tuple_cat(estimate_key, std::tuple{sized ? size : 0.0}),
-                           estimate_schedule(algorithm, options).value_or(ScheduleEstimate{}))
-                  .first;
+      options.gpus_per_node = gpus_per_node_of(topology->second);
+      set_sizing(options, topology->second, size);
+      known = estimates.emplace(estimate_key, estimate_schedule(algorithm, options).value_or(ScheduleEstimate{})).first;
     }
     plan.cpu_s += static_cast<double>(spec.trials) *
                   (kCpuPerRun_s + known->second.transfers * cpu_s_per_transfer(engine));
@@ -73,13 +69,13 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
       plan.engines.push_back(engine);
     }
     plan.max_schedule_bytes = std::max(plan.max_schedule_bytes, schedule_bytes(known->second.transfers));
-    if (const double bytes = run_bytes(known->second, *made->second, topologies.at(key)); bytes > plan.max_run_bytes) {
+    if (const double bytes = run_bytes(known->second, *made->second, topology->second); bytes > plan.max_run_bytes) {
       plan.max_run_bytes = bytes;
       plan.largest_run = fmt::format("{} at n = {} on {} ({})", spec.algorithms[p.algorithm], n,
                                      spec.topologies[p.topology].label, engine);
     }
   }
-  plan.topologies = built.size();
+  plan.topologies = topologies.size();
   plan.journal_bytes = journal_bytes(static_cast<double>(plan.work_units), static_cast<double>(plan.runs));
   return plan;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "collsim/models/error.hpp"
+#include "free_list.hpp"
 
 namespace collsim::detail {
 namespace {
@@ -40,14 +41,7 @@ PerFlowMaxMinNetwork::PerFlowMaxMinNetwork(const LinkTable& links, bool prune_li
 void PerFlowMaxMinNetwork::add(double now_s, double bytes, double bottleneck_Bps, double penalty,
                         std::span<const std::uint32_t> links, std::uint64_t tag) {
   COLLSIM_ASSERT(links.size() <= kMaxRoute, "route longer than kMaxRoute");
-  std::uint32_t slot;
-  if (free_slots_.empty()) {
-    slot = static_cast<std::uint32_t>(slots_.size());
-    slots_.emplace_back();
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  }
+  const std::uint32_t slot = take_index(slots_, free_slots_);
   ++stats_.flows;
   Flow& f = slots_[slot];
   f.tag = tag;

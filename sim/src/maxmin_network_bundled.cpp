@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "collsim/models/error.hpp"
+#include "free_list.hpp"
 
 namespace collsim::detail {
 namespace {
@@ -49,15 +50,8 @@ BundledMaxMinNetwork::BundledMaxMinNetwork(const LinkTable& links, bool prune_li
 void BundledMaxMinNetwork::add(double now_s, double bytes, double bottleneck_Bps, double penalty,
                                std::span<const std::uint32_t> links, std::uint64_t tag) {
   COLLSIM_ASSERT(links.size() <= kMaxRoute, "route longer than kMaxRoute");
-  std::uint32_t slot;
-  if (free_slots_.empty()) {
-    slot = static_cast<std::uint32_t>(slots_.size());
-    slots_.emplace_back();
-    owner_.emplace_back();
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  }
+  const std::uint32_t slot = take_index(slots_, free_slots_);
+  if (owner_.size() < slots_.size()) owner_.emplace_back();
   ++stats_.flows;
   Flow& f = slots_[slot];
   f.tag = tag;
@@ -170,14 +164,7 @@ std::uint32_t BundledMaxMinNetwork::bundle_for(const Flow& f) {
     const std::uint32_t found = shared_by_key_.find(hash, [&](std::uint32_t id) { return bundles_[id].key == key; });
     if (found != HashedIdTable::kAbsent) return found;
   }
-  std::uint32_t id;
-  if (free_bundles_.empty()) {
-    id = static_cast<std::uint32_t>(bundles_.size());
-    bundles_.emplace_back();
-  } else {
-    id = free_bundles_.back();
-    free_bundles_.pop_back();
-  }
+  const std::uint32_t id = take_index(bundles_, free_bundles_);
   Bundle& b = bundles_[id];
   b.key = key;
   b.shared = shared;

@@ -38,14 +38,11 @@ std::vector<ProtocolCosts> protocols_of(const Topology& topology, const ModelFil
   return out;
 }
 
-// Whether the row's schedule on `topology` has a phase that runs `collective` alone (ring's
-// reduce_scatter; ring_multichannel's on a cluster).
-bool has_phase_for(const AlgorithmInfo& info, Rank n, const Topology& topology, Collective collective) {
-  AlgorithmOptions options;
-  options.n = n;
-  options.gpus_per_node = gpus_per_node_of(topology);
-  const Schedule probe = generate_schedule(info.name, options);
-  return std::any_of(probe.phases.begin(), probe.phases.end(),
+// Whether `full` can run `collective`: an AllReduce always, a ReduceScatter or AllGather through
+// a phase of that name (ring's; ring_multichannel's on a cluster; not nvls's or the trees').
+bool runs_collective(const Schedule& full, Collective collective) {
+  return collective == Collective::AllReduce ||
+         std::any_of(full.phases.begin(), full.phases.end(),
                      [&](const Phase& p) { return p.name() == collective_name(collective); });
 }
 
@@ -60,7 +57,6 @@ NcclChoice choose_nccl(Rank n, double size_bytes, const Topology& topology, cons
   for (const AlgorithmInfo& info : all_algorithms()) {
     // NVLS only where the switch reduces: the row's own constraint says so for this topology.
     if (!info.nccl_candidate || !info.unsupported_reason(n, topology_context(topology)).empty()) continue;
-    if (collective != Collective::AllReduce && !has_phase_for(info, n, topology, collective)) continue;
     // Built as the chosen run will be. Only a row whose depth follows the buffer and the link
     // (depth_for) differs from one protocol's link to the next; the others are built once.
     std::optional<Schedule> schedule;
@@ -71,7 +67,9 @@ NcclChoice choose_nccl(Rank n, double size_bytes, const Topology& topology, cons
         options.n = n;
         options.gpus_per_node = gpus_per_node_of(p.topology);
         set_sizing(options, p.topology, size_bytes);
-        schedule = collective_part(generate_schedule(info.name, options), collective);
+        Schedule full = generate_schedule(info.name, options);
+        if (!runs_collective(full, collective)) break;  // its phases do not depend on the link
+        schedule = collective_part(std::move(full), collective);
       }
       RunConfig config;
       config.size_bytes = size_bytes;

@@ -12,6 +12,7 @@
 #include "collsim/models/error.hpp"
 #include "collsim/sim/run_checks.hpp"
 #include "execution_core.hpp"
+#include "free_list.hpp"
 #include "maxmin_network.hpp"
 #include "maxmin_network_bundled.hpp"
 
@@ -279,14 +280,7 @@ template <class Net>
 void EventSim<Net>::start_flow(std::uint32_t g, std::uint32_t round, double now_s) {
   const Transfer& tr = index_.transfer(g, round);
   job_.topo.route_into(tr.src, tr.dst, route_);
-  std::uint32_t id;
-  if (free_paths_.empty()) {
-    id = static_cast<std::uint32_t>(paths_.size());
-    paths_.emplace_back();
-  } else {
-    id = free_paths_.back();
-    free_paths_.pop_back();
-  }
+  const std::uint32_t id = detail::take_index(paths_, free_paths_);
   Path& p = paths_[id];
   const detail::LinkTable& L = job_.links;
   p.latency_s = 0;
