@@ -188,8 +188,11 @@ Schedule generate_stragglar_cluster(const AlgorithmOptions& options) {
   // get colours 1 and ready mod 2, equal for an even number of ready nodes. Node 0 then flips
   // both its colours: it is tree B's last heap position, an only child there, so no sibling
   // constraint binds it (without the flip the top sent two chunks per round after the arrival,
-  // 5.39 instead of 4.09 ms after a 30 ms delay at 3 nodes x 8 GPUs, 1 GiB).
-  const std::uint32_t flip_node0 = ready % 2 == 0 ? 1 : 0;
+  // 5.39 instead of 4.09 ms after a 30 ms delay at 3 nodes x 8 GPUs, 1 GiB). Not with one GPU
+  // per node: the roots then also hand their sums to the straggler, in their own edge's slot,
+  // and the flip would put that hand-off in the slot of their child in the other tree (74.3
+  // instead of 63.8 ms at 3 nodes x 1 GPU).
+  const std::uint32_t flip_node0 = ready % 2 == 0 && peers > 0 ? 1 : 0;
   auto colour = [flip_node0](int t, std::uint32_t v) {
     return (v + 1 + static_cast<std::uint32_t>(t) + (v == 0 ? flip_node0 : 0)) % 2;
   };
