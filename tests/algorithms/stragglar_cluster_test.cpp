@@ -162,6 +162,25 @@ TEST(StragglarCluster, PipelineDepthFollowsTheBufferSize) {
   EXPECT_EQ(generate_schedule("stragglar_cluster", options).num_chunks, 8u * 70u);
   options.size_bytes = 1e12;
   EXPECT_EQ(stragglar_cluster_depth(options), 128u);
+  // The pace is the slower of a GPU's NIC share and its NVLink forwarding (G-1 chunks a round):
+  // 450 GB/s NVLink binds from 64.3 GB/s NICs on, so 100 and 200 GB/s NICs get one depth (not a
+  // shallower one for the faster NIC), and 8 GPUs sharing one NIC pipeline deeper.
+  options.size_bytes = 1 << 30;
+  options.nvlink_bandwidth_Bps = 450e9;
+  EXPECT_EQ(stragglar_cluster_depth(options), 70u);  // 50 GB/s NICs: NIC-bound, as before
+  options.network_bandwidth_Bps = 100e9;
+  const std::uint32_t at_800_Gbps = stragglar_cluster_depth(options);
+  options.network_bandwidth_Bps = 200e9;
+  EXPECT_EQ(stragglar_cluster_depth(options), at_800_Gbps);
+  // sqrt((7 + 2) * 2^30 / (8 * 450e9 / 7) / (2 * 10us)) = 30.7 steps.
+  EXPECT_EQ(at_800_Gbps, 62u);
+  options.network_bandwidth_Bps = 50e9;
+  options.gpus_per_nic = 8;
+  // sqrt((7 + 2) * 2^30 / (8 * 50e9 / 8) / (2 * 10us)) = 98 steps, capped at 64.
+  EXPECT_EQ(stragglar_cluster_depth(options), 128u);
+  options.gpus_per_nic = 2;
+  // sqrt((7 + 2) * 2^30 / (8 * 25e9) / (2 * 10us)) = 49.2 steps.
+  EXPECT_EQ(stragglar_cluster_depth(options), 98u);
   options.pipeline_chunks = 6;
   EXPECT_EQ(generate_schedule("stragglar_cluster", options).num_chunks, 8u * 6u);
   // Rows without depth_for ignore the sizing.
