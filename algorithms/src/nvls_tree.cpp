@@ -57,7 +57,14 @@ std::uint32_t nvls_tree_depth(const AlgorithmOptions& options) {
   const double fill = 4.0 + 2.0 * std::bit_width(nodes - 1);
   // Time ~ (C + fill) (alpha + S / (G C B)) for C steps: the constant of the bandwidth term is
   // fitted to replay on cluster_h100_1024 (8 MiB to 1 GiB: within 2% of the best even depth).
-  const double steps = std::sqrt(fill * options.size_bytes / (g * options.network_bandwidth_Bps * options.network_latency_s));
+  // The node's pace: its G NICs carry 2 S / G each, each GPU's NVLink about S each way through
+  // the switch (at its efficiency), so beyond 2 B_nv eff / G per NIC the NVLink binds and a
+  // NIC-only bandwidth would size the pipeline too shallow (slower with faster NICs).
+  double node_Bps = g * options.network_bandwidth_Bps;
+  if (g > 1 && options.nvlink_bandwidth_Bps > 0) {
+    node_Bps = std::min(node_Bps, 2 * options.nvlink_bandwidth_Bps * options.switch_efficiency);
+  }
+  const double steps = std::sqrt(fill * options.size_bytes / (node_Bps * options.network_latency_s));
   // 128 steps bound the transfer count; beyond that, a step's latency outweighs its gain anyway.
   // About 12 transfers per GPU and step: at most 48 x 16,384 GPU-steps keeps 16,384 GPUs at
   // 9.8 M transfers (31-43 s of replay CPU, 0.4 GiB, 7.77 ms at 1 GiB against 7.43 ms at the 84

@@ -62,6 +62,10 @@ void set_sizing(AlgorithmOptions& options, const Topology& topology, double size
   options.network_latency_s = topology.link.latency_s;
   options.network_bandwidth_Bps = topology.link.bandwidth_Bps;
   options.switch_efficiency = topology.switch_reduction_efficiency;
+  if (topology.kind == TopologyKind::Cluster) {
+    options.nvlink_bandwidth_Bps = topology.cluster.nvlink_bandwidth_Bps;
+    options.gpus_per_nic = std::max<std::uint32_t>(topology.cluster.gpus_per_node / std::max<std::uint32_t>(topology.cluster.nics(), 1), 1);
+  }
 }
 
 std::uint32_t gpus_per_node_of(const Topology& topology) {

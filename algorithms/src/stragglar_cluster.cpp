@@ -96,7 +96,13 @@ std::uint32_t stragglar_cluster_depth(const AlgorithmOptions& options) {
   const std::uint32_t g = std::max<std::uint32_t>(options.gpus_per_node, 1);
   const std::uint32_t nodes = std::max<std::uint32_t>(options.n / g, 2);
   const double depth = std::bit_width(nodes - 1);
-  const double slice_time_s = options.size_bytes / (g * options.network_bandwidth_Bps);
+  // A round after the arrival moves one chunk through each GPU's NIC, shared by gpus_per_nic
+  // GPUs, and G-1 chunks over its NVLink (the block swaps of the ready nodes): the slower of
+  // the two sets the pace. Sizing on the NIC alone made faster NICs slower once NVLink bound
+  // (4.35 ms at 1600 Gb/s against 3.95 ms at 800 Gb/s, 12 x 8 GPUs, 1 GiB, 30 ms late).
+  double per_gpu_Bps = options.network_bandwidth_Bps / std::max<std::uint32_t>(options.gpus_per_nic, 1);
+  if (g > 1 && options.nvlink_bandwidth_Bps > 0) per_gpu_Bps = std::min(per_gpu_Bps, options.nvlink_bandwidth_Bps / (g - 1));
+  const double slice_time_s = options.size_bytes / (g * per_gpu_Bps);
   const double steps = std::sqrt((depth + 2) * slice_time_s / (2 * options.network_latency_s));
   // 64 steps bound the transfer count; beyond that, a step's latency outweighs its gain anyway.
   return 2 * static_cast<std::uint32_t>(std::clamp(std::round(steps), 1.0, 64.0));
@@ -183,8 +189,19 @@ Schedule generate_stragglar_cluster(const AlgorithmOptions& options) {
   // (v + 1 + t) mod 2. Siblings are consecutive nodes, so they differ, and so do a node's two
   // parent edges: every NIC sends and receives at most one tree message per round. That keeps
   // each round at one chunk per NIC and keeps the engines' bandwidth sharing local (NICs taking
-  // two flows at once chained every node of a rail into one sharing problem).
-  auto colour = [](int t, std::uint32_t v) { return (v + 1 + static_cast<std::uint32_t>(t)) % 2; };
+  // two flows at once chained every node of a rail into one sharing problem). Both roots hang
+  // below the rail's top, so their edges must differ too: roots 0 (tree A) and ready-1 (tree B)
+  // get colours 1 and ready mod 2, equal for an even number of ready nodes. Node 0 then flips
+  // both its colours: it is tree B's last heap position, an only child there, so no sibling
+  // constraint binds it (without the flip the top sent two chunks per round after the arrival,
+  // 5.39 instead of 4.09 ms after a 30 ms delay at 3 nodes x 8 GPUs, 1 GiB). Not with one GPU
+  // per node: the roots then also hand their sums to the straggler, in their own edge's slot,
+  // and the flip would put that hand-off in the slot of their child in the other tree (74.3
+  // instead of 63.8 ms at 3 nodes x 1 GPU).
+  const std::uint32_t flip_node0 = ready % 2 == 0 && peers > 0 ? 1 : 0;
+  auto colour = [flip_node0](int t, std::uint32_t v) {
+    return (v + 1 + static_cast<std::uint32_t>(t) + (v == 0 ? flip_node0 : 0)) % 2;
+  };
   auto root_of = [&](int t) { return node_at(t, 0); };
 
   // Phase 2: on every rail, pipelined reduce up both trees into the rail's top, a peer. Rail

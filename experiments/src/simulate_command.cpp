@@ -232,6 +232,9 @@ int simulate_command(const Args& args, std::ostream& out) {
   // gigabytes and end in "out of memory". On a fabric where the event-driven path may run, the
   // engine's index of the rank-rounds counts too (as large as the schedule on a ring).
   const double memory_limit_bytes = parse_size_bytes(parser.get("max-schedule-memory"), "--max-schedule-memory");
+  if (!(memory_limit_bytes > 0)) {
+    throw ConfigError(fmt::format("--max-schedule-memory: {} must be positive", parser.get("max-schedule-memory")));
+  }
   if (const auto estimate = estimate_schedule(algorithm, options)) {
     const bool index = engine->builds_event_index(config.topology, estimate->shares_ports);
     if (const double bytes = run_bytes(*estimate, index); bytes > memory_limit_bytes) {

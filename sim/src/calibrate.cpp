@@ -499,6 +499,23 @@ std::uint32_t auto_regimes(const std::vector<CalibrationPoint>& points) {
   return sizes.size() >= 12 ? 3 : sizes.size() >= 8 ? 2 : 1;
 }
 
+// A regime of `regimes` that no fitted row can join: rows whose log names its protocol join that
+// protocol's regime only (RegimeSearch), so when every fitted row names one, a regime whose
+// protocol none names is left without rows and no fit exists. nullopt when every regime can fill.
+std::optional<std::uint32_t> regime_without_rows(const std::vector<CalibrationPoint>& points, std::uint32_t regimes) {
+  if (regimes < 2) return std::nullopt;
+  for (const auto& p : points) {
+    if (p.fitted && !p.protocol) return std::nullopt;
+  }
+  for (std::uint32_t k = 0; k < regimes; ++k) {
+    const Protocol protocol = protocol_of_regime(k, regimes);
+    if (std::none_of(points.begin(), points.end(), [&](const auto& p) { return p.fitted && p.protocol == protocol; })) {
+      return k;
+    }
+  }
+  return std::nullopt;
+}
+
 std::string regime_protocols(std::uint32_t regimes) {
   std::vector<std::string> names;
   for (std::uint32_t k = 0; k < regimes; ++k) names.emplace_back(protocol_name(protocol_of_regime(k, regimes)));
@@ -716,7 +733,17 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
   }
   std::vector<FitRow> rows;
   double launch_at_s = 0;  // evaluation point of the launch overhead (the last fit's)
-  const std::uint32_t regimes = options.regimes != 0 ? options.regimes : per_class ? 1 : auto_regimes(report.points);
+  std::uint32_t regimes = options.regimes != 0 ? options.regimes : per_class ? 1 : auto_regimes(report.points);
+  if (options.regimes == 0) {
+    // As many as the sizes support and the named protocols fill (one log naming Simple: one).
+    while (regime_without_rows(report.points, regimes)) --regimes;
+  } else if (const auto empty = regime_without_rows(report.points, regimes)) {
+    const auto named = std::find_if(report.points.begin(), report.points.end(), [](const auto& p) { return p.fitted; });
+    throw ConfigError(fmt::format("--regimes {}: no row can fit regime {} ({}): every input names its protocol (the first "
+                                  "row, {}:{}, ran {}); use fewer regimes or add a log that does not name one",
+                                  regimes, *empty, protocol_name(protocol_of_regime(*empty, regimes)), named->source,
+                                  named->line, protocol_name(*named->protocol)));
+  }
   report.regimes = regimes;
   // Coefficients along the critical path, re-evaluated at the fitted parameters until stable;
   // then the size regimes.

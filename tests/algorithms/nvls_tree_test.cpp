@@ -126,5 +126,25 @@ TEST(NvlsTree, DepthGrowsWithTheBuffer) {
   EXPECT_GT(nvls_tree_depth(options), 96u) << "4,096 GPUs are not capped";
 }
 
+// A GPU's NVLink carries about S each way per AllReduce, its NIC 2 S / G: with 450 GB/s NVLink at
+// the switch's 0.797 efficiency, NICs faster than 2 x 358.6 / 8 = 89.6 GB/s leave NVLink the
+// bottleneck, and the depth must not shrink with NIC bandwidth beyond that (the NIC-only formula
+// took 28 steps at 1600 Gb/s against 40 at 800 Gb/s: 4.30 ms against 4.09 ms, 12 x 8 GPUs, 1 GiB).
+TEST(NvlsTree, DepthFollowsNvlinkWhenItBinds) {
+  AlgorithmOptions options{96, {}, 0, 8};
+  options.network_latency_s = 10e-6;
+  options.size_bytes = 1 << 30;
+  options.switch_efficiency = 0.796875;
+  options.nvlink_bandwidth_Bps = 450e9;
+  options.network_bandwidth_Bps = 50e9;
+  EXPECT_EQ(nvls_tree_depth(options), 114u) << "NIC-bound, as before";
+  options.network_bandwidth_Bps = 100e9;
+  const std::uint32_t at_800_Gbps = nvls_tree_depth(options);
+  options.network_bandwidth_Bps = 200e9;
+  EXPECT_EQ(nvls_tree_depth(options), at_800_Gbps);
+  // sqrt(12 * 2^30 / (2 * 450e9 * 0.796875 * 10us)) = 42.4 steps.
+  EXPECT_EQ(at_800_Gbps, 84u);
+}
+
 }  // namespace
 }  // namespace collsim

@@ -105,6 +105,34 @@ TEST(StragglarCluster, CompletionLoadsEachNicWithOneSlice) {
   EXPECT_EQ(nvlink_out[n - 1], s.num_chunks);
 }
 
+// After the arrival each GPU sends and receives at most one chunk over its NIC in every round, for
+// any node count: a round then costs one chunk's time on a NIC (the timing the depth is sized
+// for; before the arrival the keepers take part of rail G-1's sums as well, by design). With an odd
+// number of nodes (an even number of ready nodes) both tree roots once took their rail's top's
+// edge in the same slot, so the top sent and received two chunks per round after the arrival:
+// 5.39 ms instead of 4.09 ms after a 30 ms delay at 3 x 8 GPUs, 1 GiB.
+TEST(StragglarCluster, EveryNicCarriesOneChunkPerRound) {
+  for (const std::uint32_t g : {2u, 3u, 4u, 8u}) {
+    for (std::uint32_t nodes = 2; nodes <= 11; ++nodes) {
+      const Rank n = g * nodes;
+      const Schedule s = cluster(n, g, 8);
+      {
+        const Phase& phase = s.phases.back();
+        for (std::size_t r = 0; r < phase.num_rounds(); ++r) {
+          std::vector<std::uint32_t> out(n, 0), in(n, 0);
+          for (const Transfer& t : phase.round(r)) {
+            if (t.src / g == t.dst / g) continue;
+            EXPECT_LE(++out[t.src], 1u) << "G=" << g << " nodes=" << nodes << " " << phase.name() << " round " << r
+                                        << ": rank " << t.src << " sends twice";
+            EXPECT_LE(++in[t.dst], 1u) << "G=" << g << " nodes=" << nodes << " " << phase.name() << " round " << r
+                                       << ": rank " << t.dst << " receives twice";
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(StragglarCluster, RejectsBadNodeSizesAndDepths) {
   EXPECT_THROW(cluster(12, 8), ScheduleError);
   EXPECT_THROW(cluster(12, 0), ScheduleError);
@@ -134,6 +162,25 @@ TEST(StragglarCluster, PipelineDepthFollowsTheBufferSize) {
   EXPECT_EQ(generate_schedule("stragglar_cluster", options).num_chunks, 8u * 70u);
   options.size_bytes = 1e12;
   EXPECT_EQ(stragglar_cluster_depth(options), 128u);
+  // The pace is the slower of a GPU's NIC share and its NVLink forwarding (G-1 chunks a round):
+  // 450 GB/s NVLink binds from 64.3 GB/s NICs on, so 100 and 200 GB/s NICs get one depth (not a
+  // shallower one for the faster NIC), and 8 GPUs sharing one NIC pipeline deeper.
+  options.size_bytes = 1 << 30;
+  options.nvlink_bandwidth_Bps = 450e9;
+  EXPECT_EQ(stragglar_cluster_depth(options), 70u);  // 50 GB/s NICs: NIC-bound, as before
+  options.network_bandwidth_Bps = 100e9;
+  const std::uint32_t at_800_Gbps = stragglar_cluster_depth(options);
+  options.network_bandwidth_Bps = 200e9;
+  EXPECT_EQ(stragglar_cluster_depth(options), at_800_Gbps);
+  // sqrt((7 + 2) * 2^30 / (8 * 450e9 / 7) / (2 * 10us)) = 30.7 steps.
+  EXPECT_EQ(at_800_Gbps, 62u);
+  options.network_bandwidth_Bps = 50e9;
+  options.gpus_per_nic = 8;
+  // sqrt((7 + 2) * 2^30 / (8 * 50e9 / 8) / (2 * 10us)) = 98 steps, capped at 64.
+  EXPECT_EQ(stragglar_cluster_depth(options), 128u);
+  options.gpus_per_nic = 2;
+  // sqrt((7 + 2) * 2^30 / (8 * 25e9) / (2 * 10us)) = 49.2 steps.
+  EXPECT_EQ(stragglar_cluster_depth(options), 98u);
   options.pipeline_chunks = 6;
   EXPECT_EQ(generate_schedule("stragglar_cluster", options).num_chunks, 8u * 6u);
   // Rows without depth_for ignore the sizing.

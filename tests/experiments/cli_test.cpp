@@ -434,6 +434,18 @@ TEST(Cli, SimulateRefusesAScheduleTooLargeBeforeGeneratingIt) {
   }
 }
 
+// A limit of 0 is a bad value, named as such (as run's --max-run-memory does), not a schedule
+// "above --max-schedule-memory 0" that no -n could fit.
+TEST(Cli, SimulateRejectsAZeroScheduleMemoryLimit) {
+  for (const char* zero : {"0", "0GiB", "-0"}) {
+    const auto r = run({"simulate", "--algo", "ring", "-n", "8", "--max-schedule-memory", zero});
+    EXPECT_EQ(r.code, 2) << zero;
+    EXPECT_NE(r.err.find(std::string("--max-schedule-memory: ") + zero + " must be positive"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("above"), std::string::npos) << r.err;
+  }
+}
+
 // Issue 10 §5.6: --dry-run prints the runs, CPU time and journal size a study would take.
 TEST(Cli, DryRunEstimatesRunsCpuTimeAndJournal) {
   test::TempDir dir;

@@ -651,6 +651,31 @@ TEST(RunCalibration, LogHeaderNamesTheAlgorithmAndProtocol) {
   expect_contains(header_error("# NCCL_PROTO=LL,Simple\n"), "bad.txt:1: NCCL_PROTO = 'LL,Simple' is not one protocol");
 }
 
+// A log that names its protocol, fitted alone: every row belongs to that protocol's regime, so
+// --regimes auto fits as many regimes as the named protocols fill (one here; three used to leave
+// LL and LL128 without rows and fail with "no fit with 3 regime(s) gives a positive beta", naming
+// no file). Asking for regimes no row can fill is an error naming the regime and a row's file and line.
+TEST(RunCalibration, AutoRegimesFollowTheProtocolsTheLogsName) {
+  TempDir dir("collsim_calibrate_test");
+  std::ifstream in(kAllReduce8);
+  const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto simple = dir.path() / "ar_simple.txt";
+  std::ofstream(simple) << "# NCCL_PROTO=Simple\n" << body;
+  for (const char* algorithm : {"ring", "nccl"}) {
+    CalibrationOptions options;
+    options.algorithm = algorithm;
+    const std::vector<std::filesystem::path> files{simple};
+    const CalibrationReport r = run_calibration(files, options);
+    EXPECT_EQ(r.regimes, 1u) << algorithm;
+    EXPECT_FALSE(r.regime_fit.has_value()) << algorithm;
+    options.regimes = 3;
+    const std::string error = error_of([&] { run_calibration(files, options); });
+    expect_contains(error, "--regimes 3: no row can fit regime 0 (LL): every input names its protocol (the first row, "
+                           "ar_simple.txt:");
+    expect_contains(error, ", ran Simple)");
+  }
+}
+
 TEST(RunCalibration, HoldOutNamesAnInput) {
   CalibrationOptions options;
   options.hold_out = {"nope.txt"};

@@ -34,6 +34,12 @@ struct AlgorithmOptions {
   /// Topology::switch_reduction_efficiency (set_sizing() fills it): nvls sizes its pipeline on
   /// the bandwidth its switch achieves.
   double switch_efficiency = 1.0;
+  /// On a cluster (set_sizing() fills them): NVLink bandwidth per GPU and direction (B/s; 0 =
+  /// unknown) and how many GPUs share one NIC (Topology cluster nics_per_node < GPUs per node).
+  /// stragglar_cluster sizes its pipeline on the slower of a GPU's NIC share and its NVLink
+  /// forwarding.
+  double nvlink_bandwidth_Bps = 0;
+  std::uint32_t gpus_per_nic = 1;
   /// Algorithms relabelled at run time (stragglar_online): how many ranks are expected late,
   /// 1..n-1. The first n-late_ranks arrivals start without them. Others ignore it.
   std::uint32_t late_ranks = 1;
