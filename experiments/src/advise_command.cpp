@@ -124,6 +124,9 @@ int advise_command(const Args& args, std::ostream& out) {
   if (auto g = parser.get_optional("gpus-per-thread")) {
     const auto gpus = parse_unsigned(*g, "--gpus-per-thread");
     if (gpus == 0 || gpus > 1024) throw ConfigError(fmt::format("--gpus-per-thread: {} is not in 1..1024", gpus));
+    for (const Rank n : spec.n) {
+      if (gpus > n) throw ConfigError(fmt::format("--gpus-per-thread: {} is more than the run's {} GPUs (-n)", gpus, n));
+    }
     if (!spec.link_model) throw ConfigError("advise: --gpus-per-thread needs --model (the launch per extra GPU comes from a calibrated model)");
     if (spec.gpus_per_thread != 1) throw ConfigError("advise: the spec already sets gpus_per_thread; give it once");
     spec.gpus_per_thread = static_cast<std::uint32_t>(gpus);

@@ -191,8 +191,11 @@ int simulate_command(const Args& args, std::ostream& out) {
     link = model->link_for_size(config.size_bytes);
   }
   if (const auto gpus = parse_unsigned(parser.get("gpus-per-thread"), "--gpus-per-thread"); gpus != 1) {
-    if (!model) throw ConfigError("simulate: --gpus-per-thread needs --model (the launch per extra GPU comes from a calibrated model)");
     if (gpus == 0 || gpus > 1024) throw ConfigError(fmt::format("--gpus-per-thread: {} is not in 1..1024", gpus));
+    if (gpus > options.n) {
+      throw ConfigError(fmt::format("--gpus-per-thread: {} is more than the run's {} GPUs (-n)", gpus, options.n));
+    }
+    if (!model) throw ConfigError("simulate: --gpus-per-thread needs --model (the launch per extra GPU comes from a calibrated model)");
     model = driven_by_one_thread(*model, static_cast<std::uint32_t>(gpus));
   }
   config.topology = resolve_topology(topology, options.n, link);

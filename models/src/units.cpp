@@ -85,7 +85,7 @@ double parse_size_bytes(std::string_view text, std::string_view what, BareNumber
   if (bytes < 0) throw ConfigError(fmt::format("{}: size '{}' must not be negative", what, quote_excerpt(text)));
   if (bytes > kMaxSize_bytes) {
     throw ConfigError(
-        fmt::format("{}: size '{}' is larger than 1 TiB (the supported range per rank)", what, quote_excerpt(text)));
+        fmt::format("{}: size '{}' is larger than 1 TiB (the largest size collsim accepts)", what, quote_excerpt(text)));
   }
   if (bytes != std::floor(bytes)) {
     throw ConfigError(

@@ -237,6 +237,13 @@ TEST(Cli, GpusPerThreadChargesTheModelsLaunchPerExtraGpu) {
   EXPECT_NE(bare.err.find("--gpus-per-thread needs --model"), std::string::npos) << bare.err;
   const auto zero = run({"simulate", "--algo", "ring", "-n", "8", "--model", model, "--gpus-per-thread", "0"});
   EXPECT_NE(zero.err.find("--gpus-per-thread: 0 is not in 1..1024"), std::string::npos) << zero.err;
+  const auto too_many = run({"simulate", "--algo", "ring", "-n", "4", "--model", model, "--gpus-per-thread", "8"});
+  EXPECT_EQ(too_many.code, 2);
+  EXPECT_NE(too_many.err.find("--gpus-per-thread: 8 is more than the run's 4 GPUs"), std::string::npos) << too_many.err;
+  const auto advise_many = run({"advise", "-n", "4", "--size", "1GiB", "--model", model, "--gpus-per-thread", "8"});
+  EXPECT_EQ(advise_many.code, 2);
+  EXPECT_NE(advise_many.err.find("--gpus-per-thread: 8 is more than the run's 4 GPUs"), std::string::npos)
+      << advise_many.err;
   const auto critical = [&](std::vector<std::string> extra) {
     std::vector<std::string> args{"advise", "-n", "8", "--size", "1GiB", "--model", model, "--execution", "p2p_rounds",
                                   "--algorithms", "stragglar,nccl"};

@@ -165,7 +165,8 @@ TEST(Spec, ExecutionAndLaunchKeys) {
 // file (the term is calibrated), and it survives the resolved YAML.
 TEST(Spec, GpusPerThreadKey) {
   const std::string model = std::string(COLLSIM_SOURCE_DIR) + "/configs/models/h100_nvswitch.yaml";
-  const std::string with_model = kMinimal + "link: {model: " + model + "}\n";
+  const std::string eight_ranks = "name: t\nalgorithms: [ring]\nn: 8\n";
+  const std::string with_model = eight_ranks + "link: {model: " + model + "}\n";
   const ExperimentSpec one = parse_and_validate(with_model);
   const ExperimentSpec eight = parse_and_validate(with_model + "gpus_per_thread: 8\n");
   EXPECT_EQ(eight.gpus_per_thread, 8u);
@@ -180,9 +181,13 @@ TEST(Spec, GpusPerThreadKey) {
   const ExperimentSpec again = parse_spec(resolved_yaml(eight), "resolved", {});
   EXPECT_EQ(again.gpus_per_thread, 8u);
   EXPECT_DOUBLE_EQ(execution_at(again, 1e9).launch_s, execution_at(eight, 1e9).launch_s);
-  expect_error(kMinimal + "gpus_per_thread: 8\n", {"gpus_per_thread", "line 4", "needs 'link: {model: FILE}'"});
+  expect_error(eight_ranks + "gpus_per_thread: 8\n", {"gpus_per_thread", "line 4", "needs 'link: {model: FILE}'"});
   expect_error(with_model + "gpus_per_thread: 0\n", {"gpus_per_thread", "line 5", "not in 1..1024"});
   expect_error(with_model + "gpus_per_thread: two\n", {"gpus_per_thread", "line 5", "'two'"});
+  // More GPUs per thread than a run has GPUs means nothing: refused, naming the n.
+  const std::string small_n = "name: t\nalgorithms: [ring]\nn: [4, 8]\nlink: {model: " + model + "}\n";
+  expect_error(small_n + "gpus_per_thread: 8\n", {"gpus_per_thread", "line 5", "more than the 4 GPUs", "n = 4"});
+  EXPECT_EQ(parse_and_validate(small_n + "gpus_per_thread: 4\n").gpus_per_thread, 4u);
 }
 
 TEST(SpecErrors, UnknownKeysNameThePathAndLine) {
