@@ -25,8 +25,8 @@
 // Tree messages use the slot (round of the period) given by the edge's colour, as in NCCL's
 // double binary tree, so every NIC sends and receives one chunk per round. Rail G-1's top is
 // the straggler itself; it hands each final chunk of slice G-1 to its keeper, which forwards it
-// to the other peers (so the straggler sends S, not 2 S, over NVLink). With one GPU per node
-// there are no peers: the roots then hand their sums to the straggler after the arrival. After
+// to the other peers (so the straggler sends S, not 2 S, over NVLink). With one GPU per node, or
+// one node, the schedule is flat StragglAR (see generate_stragglar_cluster). After
 // the arrival every NIC carries one slice (S/G bytes), the lower bound (every other node must
 // receive S bytes that depend on the straggler through its G NICs), in about P + D + 2 periods
 // (D the trees' depth). ports = the most transfers a rank starts in one round (a rank drives its
@@ -115,8 +115,12 @@ Schedule generate_stragglar_cluster(const AlgorithmOptions& options) {
     throw ScheduleError(fmt::format("stragglar_cluster: n = {} is not supported: {}", n, why));
   }
   const std::uint32_t nodes = n / g;
-  if (nodes == 1) {
-    // One node: nothing crosses a NIC, and StragglAR itself is the answer.
+  if (nodes == 1 || g == 1) {
+    // One node: nothing crosses a NIC, and StragglAR itself is the answer. One GPU per node: a
+    // node-level StragglAR is StragglAR over the GPUs, and the trees lose to it there (each
+    // root hands its sums to the straggler and feeds its children, 1.5 slices on its NIC after
+    // the arrival): 65.65 against 53.84 ms at 96 nodes, 74.46 against 60.13 ms at 6, 1 GiB, 30 ms
+    // late (docs/stragglar_cluster.md).
     AlgorithmOptions flat = options;
     flat.gpus_per_node = 0;
     return generate_stragglar(flat);
@@ -194,11 +198,8 @@ Schedule generate_stragglar_cluster(const AlgorithmOptions& options) {
   // get colours 1 and ready mod 2, equal for an even number of ready nodes. Node 0 then flips
   // both its colours: it is tree B's last heap position, an only child there, so no sibling
   // constraint binds it (without the flip the top sent two chunks per round after the arrival,
-  // 5.39 instead of 4.09 ms after a 30 ms delay at 3 nodes x 8 GPUs, 1 GiB). Not with one GPU
-  // per node: the roots then also hand their sums to the straggler, in their own edge's slot,
-  // and the flip would put that hand-off in the slot of their child in the other tree (74.3
-  // instead of 63.8 ms at 3 nodes x 1 GPU).
-  const std::uint32_t flip_node0 = ready % 2 == 0 && peers > 0 ? 1 : 0;
+  // 5.39 instead of 4.09 ms after a 30 ms delay at 3 nodes x 8 GPUs, 1 GiB).
+  const std::uint32_t flip_node0 = ready % 2 == 0 ? 1 : 0;
   auto colour = [flip_node0](int t, std::uint32_t v) {
     return (v + 1 + static_cast<std::uint32_t>(t) + (v == 0 ? flip_node0 : 0)) % 2;
   };
@@ -215,7 +216,6 @@ Schedule generate_stragglar_cluster(const AlgorithmOptions& options) {
         for (std::uint32_t p = 0; p < ready; ++p) {
           const std::uint32_t node = node_at(t, p);
           const bool root = p == 0;
-          if (root && l == g - 1 && peers == 0) continue;
           for (std::uint32_t j = 0; j < steps; ++j) {
             const std::uint32_t c = 2 * j + static_cast<std::uint32_t>(t);
             const Rank dst = !root ? rank(node_at(t, (p - 1) / 2), l) : l == g - 1 ? keeper(c) : late_base + l;
@@ -234,16 +234,7 @@ Schedule generate_stragglar_cluster(const AlgorithmOptions& options) {
     RoundBuffer done;
     for (std::uint32_t c = 0; c < slice_chunks; ++c) {
       for (std::uint32_t l = 0; l < peers; ++l) done.add(c, straggler, late_base + l, chunk(l, c), 1, Op::Reduce);
-      if (peers > 0) done.add(c, keeper(c), straggler, chunk(g - 1, c), 1, Op::Reduce);
-    }
-    if (peers == 0) {
-      // One GPU per node: nobody ready shares the straggler's node, so the tree roots hand their
-      // sums to it after the arrival.
-      for (std::uint32_t j = 0; j < steps; ++j) {
-        for (int t = 0; t < 2; ++t) {
-          done.add(2 * j + colour(t, root_of(t)), rank(root_of(t), 0), straggler, chunk(0, 2 * j + t), 1, Op::Reduce);
-        }
-      }
+      done.add(c, keeper(c), straggler, chunk(g - 1, c), 1, Op::Reduce);
     }
     // The late node: a peer top sends each final chunk of its slice to every other GPU of the
     // node. The straggler hands each final chunk of slice G-1 to its keeper, which passes it on
@@ -255,14 +246,12 @@ Schedule generate_stragglar_cluster(const AlgorithmOptions& options) {
           if (k != l) done.add(c + 2, late_base + l, late_base + k, chunk(l, c), 1, Op::Copy);
         }
       }
-      if (peers > 0) {
-        done.add(c + 2, straggler, keeper(c), chunk(g - 1, c), 1, Op::Copy);
-        // In round c+2+i the keeper sends to peer (c - i) mod (G-1): for an odd number of peers
-        // the keepers at work in one round then all reach different peers.
-        for (std::uint32_t i = 1; i < peers; ++i) {
-          const Rank to = late_base + (c % peers + peers - i) % peers;
-          done.add(c + 2 + i, keeper(c), to, chunk(g - 1, c), 1, Op::Copy);
-        }
+      done.add(c + 2, straggler, keeper(c), chunk(g - 1, c), 1, Op::Copy);
+      // In round c+2+i the keeper sends to peer (c - i) mod (G-1): for an odd number of peers
+      // the keepers at work in one round then all reach different peers.
+      for (std::uint32_t i = 1; i < peers; ++i) {
+        const Rank to = late_base + (c % peers + peers - i) % peers;
+        done.add(c + 2 + i, keeper(c), to, chunk(g - 1, c), 1, Op::Copy);
       }
     }
     // The rails: the top, then every ready node, sends step j on to its children in the tree.
@@ -286,7 +275,7 @@ Schedule generate_stragglar_cluster(const AlgorithmOptions& options) {
     // A ready node's GPUs pass their slices to each other in blocks of G-1 steps: half a block
     // per round, to one GPU at a time in rotation (GPU l to l+1+i), so every NVLink carries one
     // flow at a time and a round's NVLink share (G-1 chunks) takes less than its NIC chunk.
-    for (std::uint32_t node = 0; node < ready && peers > 0; ++node) {
+    for (std::uint32_t node = 0; node < ready; ++node) {
       const std::size_t settle = 1 + std::max(depth[0][node], depth[1][node]);
       std::size_t next_free = 0;
       for (std::uint32_t first = 0; first < steps; first += peers) {

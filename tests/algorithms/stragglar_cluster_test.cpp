@@ -133,6 +133,33 @@ TEST(StragglarCluster, EveryNicCarriesOneChunkPerRound) {
   }
 }
 
+// With one GPU per node the node-level StragglAR is StragglAR over the GPUs: the schedule is
+// flat StragglAR's, transfer for transfer (the trees lost to it on 2 to 96 such nodes).
+TEST(StragglarCluster, OneGpuPerNodeIsFlatStragglar) {
+  for (const Rank n : {2u, 3u, 6u, 13u}) {
+    const Schedule s = cluster(n, 1);
+    AlgorithmOptions flat_options;
+    flat_options.n = n;
+    const Schedule flat = generate_stragglar(flat_options);
+    ASSERT_EQ(s.phases.size(), flat.phases.size()) << n;
+    EXPECT_EQ(s.num_chunks, flat.num_chunks) << n;
+    for (std::size_t p = 0; p < s.phases.size(); ++p) {
+      ASSERT_EQ(s.phases[p].num_rounds(), flat.phases[p].num_rounds()) << n;
+      for (std::size_t r = 0; r < s.phases[p].num_rounds(); ++r) {
+        const auto a = s.phases[p].round(r);
+        const auto b = flat.phases[p].round(r);
+        ASSERT_EQ(a.size(), b.size()) << n;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          EXPECT_EQ(a[i].src, b[i].src);
+          EXPECT_EQ(a[i].dst, b[i].dst);
+          EXPECT_EQ(a[i].chunk_begin, b[i].chunk_begin);
+          EXPECT_EQ(a[i].chunk_count, b[i].chunk_count);
+        }
+      }
+    }
+  }
+}
+
 TEST(StragglarCluster, RejectsBadNodeSizesAndDepths) {
   EXPECT_THROW(cluster(12, 8), ScheduleError);
   EXPECT_THROW(cluster(12, 0), ScheduleError);
