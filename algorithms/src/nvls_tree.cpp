@@ -60,7 +60,8 @@ std::uint32_t nvls_tree_depth(const AlgorithmOptions& options) {
   // The node's pace: its G NICs carry 2 S / G each, each GPU's NVLink about S each way through
   // the switch (at its efficiency), so beyond 2 B_nv eff / G per NIC the NVLink binds and a
   // NIC-only bandwidth would size the pipeline too shallow (slower with faster NICs).
-  double node_Bps = g * options.network_bandwidth_Bps;
+  // G GPUs sharing G / gpus_per_nic NICs have that many NICs' bandwidth, not G.
+  double node_Bps = g * options.network_bandwidth_Bps / std::max<std::uint32_t>(options.gpus_per_nic, 1);
   if (g > 1 && options.nvlink_bandwidth_Bps > 0) {
     node_Bps = std::min(node_Bps, 2 * options.nvlink_bandwidth_Bps * options.switch_efficiency);
   }

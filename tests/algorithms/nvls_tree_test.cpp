@@ -146,5 +146,19 @@ TEST(NvlsTree, DepthFollowsNvlinkWhenItBinds) {
   EXPECT_EQ(at_800_Gbps, 84u);
 }
 
+// GPUs that share NICs have the NICs' bandwidth, not G NICs': with 2 GPUs per 400 Gb/s NIC the
+// depth is the one of 4 NICs, sqrt(12 * 2^30 / (4 * 50e9 * 10us)) = 80.3 steps, not 56.8
+// (cluster_h100_1024_4nic at 1 GiB: 12.76 ms instead of 12.82 ms with the 8-NIC depth).
+TEST(NvlsTree, DepthCountsSharedNics) {
+  AlgorithmOptions options{96, {}, 0, 8};
+  options.network_latency_s = 10e-6;
+  options.size_bytes = 1 << 30;
+  options.switch_efficiency = 0.796875;
+  options.nvlink_bandwidth_Bps = 450e9;
+  options.network_bandwidth_Bps = 50e9;
+  options.gpus_per_nic = 2;
+  EXPECT_EQ(nvls_tree_depth(options), 160u);
+}
+
 }  // namespace
 }  // namespace collsim
