@@ -15,6 +15,7 @@
 #include "collsim/experiments/checkpoint.hpp"
 #include "collsim/experiments/cli.hpp"
 #include "collsim/experiments/output.hpp"
+#include "collsim/models/topology.hpp"
 
 namespace collsim {
 namespace {
@@ -168,6 +169,12 @@ TEST(Runner, SizesPipelinesAsSimulateDoes) {
     }
     EXPECT_EQ(compared, 1) << c.algorithm << " on " << c.topology;
   }
+  // What set_sizing() reads from a cluster (both runs above go through it).
+  AlgorithmOptions sizing;
+  set_sizing(sizing, resolve_topology("cluster_h100_1024_4nic", 32, LinkModel{}), 1 << 30);
+  EXPECT_EQ(sizing.gpus_per_nic, 2u);
+  EXPECT_EQ(sizing.nvlink_bandwidth_Bps, 450e9);
+  EXPECT_EQ(sizing.switch_efficiency, 0.796875);
   fs::remove_all(dir);
 }
 
