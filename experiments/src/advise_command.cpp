@@ -105,6 +105,12 @@ int advise_command(const Args& args, std::ostream& out) {
       {"arrival", "stragglers", "distribution", "delay", "straggler", "persistence"});
   if (trace && spec.n.empty()) spec.n = {trace->trace->n};
   if (spec.n.empty()) throw ConfigError("advise: -n N is required (or a --spec with one n, or an --arrival-trace)");
+  // The spec checked its gpus_per_thread against its own n, which -n may have replaced.
+  for (const Rank n : spec.n) {
+    if (spec.gpus_per_thread > n) {
+      throw ConfigError(fmt::format("gpus_per_thread: {} (--spec) is more than the run's {} GPUs (-n)", spec.gpus_per_thread, n));
+    }
+  }
   if (auto s = parser.get_optional("size")) spec.sizes_bytes = {parse_size_bytes(*s, "--size")};
   if (spec.sizes_bytes.empty()) throw ConfigError("advise: --size SIZE is required (or a --spec with one size)");
   if (auto t = parser.get_optional("topology")) {

@@ -87,7 +87,8 @@ int calibrate_command(const Args& args, std::ostream& out) {
               "topology the schedules run on; alpha and beta are fitted per link class (cluster: nvlink, network)",
               "nvswitch")
       .option("regimes", "", "K",
-              "1..3 protocol regimes (LL, LL128, Simple), time = min over them; auto = as many as the sizes support",
+              "1..3 protocol regimes (LL, LL128, Simple), time = min over them; auto = as many as the sizes support "
+              "and the protocols the logs name (NCCL_PROTO) fill",
               "auto")
       .flag("no-gamma", "keep gamma at 0 instead of fitting it")
       .flag("no-launch", "charge alpha per hop only (no launch overhead per kernel or NCCL group)")

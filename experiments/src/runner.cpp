@@ -39,12 +39,21 @@ class ScheduleCache {
  public:
   ScheduleCache(const ExperimentSpec& spec, std::size_t budget_bytes) : spec_(spec), budget_(budget_bytes) {}
 
-  // `sizing` (buffer size and network numbers) only for rows whose depth depends on them, so the
-  // other rows keep one entry for every size and topology.
+  // `sizing` (what set_sizing() fills: buffer size and network numbers) only for rows whose depth
+  // depends on them, so the other rows keep one entry for every size and topology. All of it is
+  // passed on and keyed, or a study sizes a pipeline unlike `simulate` (NVLink, shared NICs).
   const Schedule& get(const std::string& algorithm, Rank n, Rank straggler, std::uint32_t gpus_per_node,
                       const AlgorithmOptions& sizing, double& generate_s) {
-    const Key key{algorithm, n, straggler, gpus_per_node, sizing.size_bytes, sizing.network_latency_s,
-                  sizing.network_bandwidth_Bps};
+    const Key key{algorithm,
+                  n,
+                  straggler,
+                  gpus_per_node,
+                  sizing.size_bytes,
+                  sizing.network_latency_s,
+                  sizing.network_bandwidth_Bps,
+                  sizing.switch_efficiency,
+                  sizing.nvlink_bandwidth_Bps,
+                  sizing.gpus_per_nic};
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
       if (it->key == key) {
         entries_.splice(entries_.begin(), entries_, it);
@@ -52,15 +61,12 @@ class ScheduleCache {
       }
     }
     const auto start = Clock::now();
-    AlgorithmOptions options;
+    AlgorithmOptions options = sizing;
     options.n = n;
     options.straggler = straggler;
     options.pipeline_chunks = spec_.pipeline_chunks;
     options.late_ranks = spec_.late_ranks;
     options.gpus_per_node = gpus_per_node;
-    options.size_bytes = sizing.size_bytes;
-    options.network_latency_s = sizing.network_latency_s;
-    options.network_bandwidth_Bps = sizing.network_bandwidth_Bps;
     auto schedule = std::make_unique<Schedule>(generate_schedule(algorithm, options));
     generate_s += seconds_since(start);
     const std::size_t bytes = schedule->memory_bytes();
@@ -80,7 +86,8 @@ class ScheduleCache {
     Rank n;
     Rank straggler;
     std::uint32_t gpus_per_node;
-    double size_bytes, network_latency_s, network_bandwidth_Bps;
+    double size_bytes, network_latency_s, network_bandwidth_Bps, switch_efficiency, nvlink_bandwidth_Bps;
+    std::uint32_t gpus_per_nic;
     bool operator==(const Key&) const = default;
   };
   struct Entry {

@@ -107,23 +107,28 @@ TEST(StragglarCluster, CompletionLoadsEachNicWithOneSlice) {
 
 // After the arrival each GPU sends and receives at most one chunk over its NIC in every round, for
 // any node count: a round then costs one chunk's time on a NIC (the timing the depth is sized
-// for; before the arrival the keepers take part of rail G-1's sums as well, by design). With an odd
-// number of nodes (an even number of ready nodes) both tree roots once took their rail's top's
-// edge in the same slot, so the top sent and received two chunks per round after the arrival:
-// 5.39 ms instead of 4.09 ms after a 30 ms delay at 3 x 8 GPUs, 1 GiB.
+// for). Before it, so do the ready nodes' NICs (the late node's keepers take part of rail G-1's
+// sums as well, by design). With an odd number of nodes (an even number of ready nodes) both tree
+// roots once took their rail's top's edge in the same slot, so the top sent and received two
+// chunks per round after the arrival: 5.39 ms instead of 4.09 ms after a 30 ms delay at 3 x 8
+// GPUs, 1 GiB. Not with one GPU per node, where the roots' hand-off to the straggler shares their
+// NIC by design (docs/stragglar_cluster.md, "Where it loses").
 TEST(StragglarCluster, EveryNicCarriesOneChunkPerRound) {
   for (const std::uint32_t g : {2u, 3u, 4u, 8u}) {
-    for (std::uint32_t nodes = 2; nodes <= 11; ++nodes) {
+    for (std::uint32_t nodes = 2; nodes <= 40; ++nodes) {
       const Rank n = g * nodes;
+      const Rank late_base = n - g;
       const Schedule s = cluster(n, g, 8);
-      {
-        const Phase& phase = s.phases.back();
+      for (const Phase& phase : s.phases) {
+        const bool completion = phase.name() == "completion";
+        if (!completion && phase.name() != "inter_reduce") continue;
         for (std::size_t r = 0; r < phase.num_rounds(); ++r) {
           std::vector<std::uint32_t> out(n, 0), in(n, 0);
           for (const Transfer& t : phase.round(r)) {
             if (t.src / g == t.dst / g) continue;
             EXPECT_LE(++out[t.src], 1u) << "G=" << g << " nodes=" << nodes << " " << phase.name() << " round " << r
                                         << ": rank " << t.src << " sends twice";
+            if (!completion && t.dst >= late_base) continue;
             EXPECT_LE(++in[t.dst], 1u) << "G=" << g << " nodes=" << nodes << " " << phase.name() << " round " << r
                                        << ": rank " << t.dst << " receives twice";
           }

@@ -244,6 +244,15 @@ TEST(Cli, GpusPerThreadChargesTheModelsLaunchPerExtraGpu) {
   EXPECT_EQ(advise_many.code, 2);
   EXPECT_NE(advise_many.err.find("--gpus-per-thread: 8 is more than the run's 4 GPUs"), std::string::npos)
       << advise_many.err;
+  // A spec's gpus_per_thread is checked against the spec's n; advise's -n replaces that n.
+  test::TempDir dir;
+  const auto spec = dir.path() / "g8.yaml";
+  std::ofstream(spec) << "name: g\nalgorithms: [ring]\nn: 8\nlink: {model: " << model << "}\ngpus_per_thread: 8\n";
+  const auto spec_many = run({"advise", "--spec", spec.string(), "-n", "4", "--size", "1GiB"});
+  EXPECT_EQ(spec_many.code, 2);
+  EXPECT_NE(spec_many.err.find("gpus_per_thread: 8 (--spec) is more than the run's 4 GPUs (-n)"), std::string::npos)
+      << spec_many.err;
+  EXPECT_EQ(run({"advise", "--spec", spec.string(), "-n", "8", "--size", "1GiB"}).code, 0);
   const auto critical = [&](std::vector<std::string> extra) {
     std::vector<std::string> args{"advise", "-n", "8", "--size", "1GiB", "--model", model, "--execution", "p2p_rounds",
                                   "--algorithms", "stragglar,nccl"};
