@@ -237,7 +237,7 @@ void SpecReader::parse(const YAML::Node& root) {
     const auto value = unsigned_integer(*gpus, "gpus_per_thread", "a positive integer");
     if (value < 1 || value > 1024) fail(*gpus, "gpus_per_thread", fmt::format("{} is not in 1..1024", value));
     for (const Rank n_value : spec_.n) {
-      if (value > n_value) fail(*gpus, "gpus_per_thread", fmt::format("{} is more than the {} GPUs of the runs at n = {}", value, n_value, n_value));
+      if (value > n_value) fail(*gpus, "gpus_per_thread", fmt::format("{} is more than n = {}: one thread drives at most the run's GPUs", value, n_value));
     }
     if (!spec_.link_model) {
       fail(*gpus, "gpus_per_thread", "needs 'link: {model: FILE}': the launch per extra GPU comes from a calibrated model");

@@ -36,16 +36,20 @@ TEST(AlgorithmTable, RowsAreCompleteAndNamesUnique) {
 }
 
 // default_pipeline_chunks > 0 says the schedule's num_chunks is a pipeline depth, defaulting to
-// the row's value; 0 says num_chunks follows from n alone.
+// the row's value; 0 says num_chunks follows from n alone. Hierarchical rows are built on nodes
+// of two GPUs (4 and 7 nodes): with one GPU per node stragglar_cluster is flat StragglAR.
 TEST(AlgorithmTable, PipelineDepthFactsMatchTheGenerators) {
   for (const AlgorithmInfo& info : all_algorithms()) {
-    for (Rank n : {4u, 7u}) {
-      const std::uint32_t node = info.hierarchical ? 1 : 0;  // one GPU per node divides every n
+    for (Rank nodes : {4u, 7u}) {
+      const std::uint32_t node = info.hierarchical ? 2 : 0;
+      const Rank n = info.hierarchical ? 2 * nodes : nodes;
       const Schedule by_default = generate_schedule(info.name, AlgorithmOptions{n, {}, 0, node});
       const Schedule deeper = generate_schedule(info.name, AlgorithmOptions{n, {}, 12, node});
+      // A hierarchical row's depth is per slice: its buffer is one slice per GPU of a node (rail).
+      const std::uint32_t slices = info.hierarchical ? node : 1;
       if (info.default_pipeline_chunks > 0) {
-        EXPECT_EQ(by_default.num_chunks, info.default_pipeline_chunks) << info.name << " n=" << n;
-        EXPECT_EQ(deeper.num_chunks, 12u) << info.name << " n=" << n;
+        EXPECT_EQ(by_default.num_chunks, slices * info.default_pipeline_chunks) << info.name << " n=" << n;
+        EXPECT_EQ(deeper.num_chunks, slices * 12u) << info.name << " n=" << n;
       } else {
         EXPECT_EQ(deeper.num_chunks, by_default.num_chunks) << info.name << " n=" << n;
       }

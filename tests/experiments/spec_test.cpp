@@ -186,7 +186,7 @@ TEST(Spec, GpusPerThreadKey) {
   expect_error(with_model + "gpus_per_thread: two\n", {"gpus_per_thread", "line 5", "'two'"});
   // More GPUs per thread than a run has GPUs means nothing: refused, naming the n.
   const std::string small_n = "name: t\nalgorithms: [ring]\nn: [4, 8]\nlink: {model: " + model + "}\n";
-  expect_error(small_n + "gpus_per_thread: 8\n", {"gpus_per_thread", "line 5", "more than the 4 GPUs", "n = 4"});
+  expect_error(small_n + "gpus_per_thread: 8\n", {"gpus_per_thread", "line 5", "8 is more than n = 4"});
   EXPECT_EQ(parse_and_validate(small_n + "gpus_per_thread: 4\n").gpus_per_thread, 4u);
 }
 
