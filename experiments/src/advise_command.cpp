@@ -105,12 +105,6 @@ int advise_command(const Args& args, std::ostream& out) {
       {"arrival", "stragglers", "distribution", "delay", "straggler", "persistence"});
   if (trace && spec.n.empty()) spec.n = {trace->trace->n};
   if (spec.n.empty()) throw ConfigError("advise: -n N is required (or a --spec with one n, or an --arrival-trace)");
-  // The spec checked its gpus_per_thread against its own n, which -n may have replaced.
-  for (const Rank n : spec.n) {
-    if (spec.gpus_per_thread > n) {
-      throw ConfigError(fmt::format("gpus_per_thread: {} (--spec) is more than the run's {} GPUs (-n)", spec.gpus_per_thread, n));
-    }
-  }
   if (auto s = parser.get_optional("size")) spec.sizes_bytes = {parse_size_bytes(*s, "--size")};
   if (spec.sizes_bytes.empty()) throw ConfigError("advise: --size SIZE is required (or a --spec with one size)");
   if (auto t = parser.get_optional("topology")) {
@@ -130,13 +124,18 @@ int advise_command(const Args& args, std::ostream& out) {
   if (auto g = parser.get_optional("gpus-per-thread")) {
     const auto gpus = parse_unsigned(*g, "--gpus-per-thread");
     if (gpus == 0 || gpus > 1024) throw ConfigError(fmt::format("--gpus-per-thread: {} is not in 1..1024", gpus));
-    for (const Rank n : spec.n) {
-      if (gpus > n) throw ConfigError(fmt::format("--gpus-per-thread: {} is more than the run's {} GPUs (-n)", gpus, n));
-    }
     if (!spec.link_model) throw ConfigError("advise: --gpus-per-thread needs --model (the launch per extra GPU comes from a calibrated model)");
     if (spec.gpus_per_thread != 1) throw ConfigError("advise: the spec already sets gpus_per_thread; give it once");
     spec.gpus_per_thread = static_cast<std::uint32_t>(gpus);
     spec.link_model = std::make_shared<ModelFile>(driven_by_one_thread(*spec.link_model, spec.gpus_per_thread));
+  }
+  // Once, wherever G came from: a spec checked its own n, which -n may have replaced.
+  for (const Rank n : spec.n) {
+    if (spec.gpus_per_thread <= n) continue;
+    const std::string what = parser.get_optional("gpus-per-thread")
+                                 ? fmt::format("--gpus-per-thread: {}", spec.gpus_per_thread)
+                                 : fmt::format("gpus_per_thread: {} (--spec)", spec.gpus_per_thread);
+    throw ConfigError(fmt::format("{} is more than the run's {} GPUs (-n)", what, n));
   }
   if (auto a = parser.get_optional("alpha")) spec.link.latency_s = parse_duration_s(*a, "--alpha");
   if (auto b = parser.get_optional("bandwidth")) spec.link.bandwidth_Bps = parse_bandwidth_Bps(*b, "--bandwidth");

@@ -130,13 +130,19 @@ TEST(NvlsTree, DepthGrowsWithTheBuffer) {
 // the switch's 0.797 efficiency, NICs faster than 2 x 358.6 / 8 = 89.6 GB/s leave NVLink the
 // bottleneck, and the depth must not shrink with NIC bandwidth beyond that (the NIC-only formula
 // took 28 steps at 1600 Gb/s against 40 at 800 Gb/s: 4.30 ms against 4.09 ms, 12 x 8 GPUs, 1 GiB).
-TEST(NvlsTree, DepthFollowsNvlinkWhenItBinds) {
+// 12 H100 nodes of 8 GPUs, 1 GiB: NVLink 450 GB/s through a switch at 0.797, 400 Gb/s NICs, 10 us.
+AlgorithmOptions twelve_h100_nodes() {
   AlgorithmOptions options{96, {}, 0, 8};
   options.network_latency_s = 10e-6;
   options.size_bytes = 1 << 30;
   options.switch_efficiency = 0.796875;
   options.nvlink_bandwidth_Bps = 450e9;
   options.network_bandwidth_Bps = 50e9;
+  return options;
+}
+
+TEST(NvlsTree, DepthFollowsNvlinkWhenItBinds) {
+  AlgorithmOptions options = twelve_h100_nodes();
   EXPECT_EQ(nvls_tree_depth(options), 114u) << "NIC-bound, as before";
   options.network_bandwidth_Bps = 100e9;
   const std::uint32_t at_800_Gbps = nvls_tree_depth(options);
@@ -150,12 +156,7 @@ TEST(NvlsTree, DepthFollowsNvlinkWhenItBinds) {
 // depth is the one of 4 NICs, sqrt(12 * 2^30 / (4 * 50e9 * 10us)) = 80.3 steps, not 56.8
 // (cluster_h100_1024_4nic at 1 GiB: 12.76 ms instead of 12.82 ms with the 8-NIC depth).
 TEST(NvlsTree, DepthCountsSharedNics) {
-  AlgorithmOptions options{96, {}, 0, 8};
-  options.network_latency_s = 10e-6;
-  options.size_bytes = 1 << 30;
-  options.switch_efficiency = 0.796875;
-  options.nvlink_bandwidth_Bps = 450e9;
-  options.network_bandwidth_Bps = 50e9;
+  AlgorithmOptions options = twelve_h100_nodes();
   options.gpus_per_nic = 2;
   EXPECT_EQ(nvls_tree_depth(options), 160u);
 }

@@ -38,6 +38,16 @@ const std::filesystem::path kAllReduce8 = log_path("h100-8gpu-allreduce-nvidia-e
 const std::filesystem::path kReduceScatter4 = log_path("h100-nvswitch-4gpu-reducescatter.txt");
 const std::filesystem::path kAllGather4 = log_path("h100-nvswitch-4gpu-allgather.txt");
 
+// A copy of `log` named `name` in `dir` with `header` before it: a log that names what NCCL ran.
+std::filesystem::path log_with_header(const TempDir& dir, const std::filesystem::path& log, const std::string& name,
+                                      const std::string& header) {
+  std::ifstream in(log);
+  const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto path = dir.path() / name;
+  std::ofstream(path) << header << body;
+  return path;
+}
+
 LinkModel link(double alpha_s, double bandwidth_Bps, double gamma = 0) {
   LinkModel l;
   l.latency_s = alpha_s;
@@ -477,10 +487,7 @@ TEST(RunCalibration, NcclChoiceOnAClusterTopology) {
 // same log without the header takes nvls at its large sizes.
 TEST(RunCalibration, NcclChoiceKeepsTheProtocolALogNames) {
   TempDir dir("collsim_calibrate_test");
-  std::ifstream in(kAllReduce8);
-  const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto ll = dir.path() / "ar_ll.txt";
-  std::ofstream(ll) << "# NCCL_PROTO=LL\n" << body;
+  const auto ll = log_with_header(dir, kAllReduce8, "ar_ll.txt", "# NCCL_PROTO=LL\n");
   CalibrationOptions options;
   options.algorithm = "nccl";
   options.topology = "dgx_h100";
@@ -614,12 +621,8 @@ TEST(LeaveOneOutThroughNccl, ExemplarAllReduceFromTheFourGpuRsAndAgLogs) {
 // and lists are errors naming the file, the line and the value.
 TEST(RunCalibration, LogHeaderNamesTheAlgorithmAndProtocol) {
   TempDir dir("collsim_calibrate_test");
-  std::ifstream in(kAllGather4);
-  const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto with_header = [&](const std::string& name, const std::string& header) {
-    const auto path = dir.path() / name;
-    std::ofstream(path) << header << body;
-    return path;
+    return log_with_header(dir, kAllGather4, name, header);
   };
   {
     // --algo explains the logs that do not say; the header overrides it for its own log.
@@ -657,10 +660,7 @@ TEST(RunCalibration, LogHeaderNamesTheAlgorithmAndProtocol) {
 // no file). Asking for regimes no row can fill is an error naming the regime and a row's file and line.
 TEST(RunCalibration, AutoRegimesFollowTheProtocolsTheLogsName) {
   TempDir dir("collsim_calibrate_test");
-  std::ifstream in(kAllReduce8);
-  const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto simple = dir.path() / "ar_simple.txt";
-  std::ofstream(simple) << "# NCCL_PROTO=Simple\n" << body;
+  const auto simple = log_with_header(dir, kAllReduce8, "ar_simple.txt", "# NCCL_PROTO=Simple\n");
   for (const char* algorithm : {"ring", "nccl"}) {
     CalibrationOptions options;
     options.algorithm = algorithm;
