@@ -14,9 +14,12 @@
 // of a rank's finish time (how exact the default is against the reference, in the same run).
 // --finish-times FILE writes every rank's finish time of each contended run (17 digits), so that
 // two builds of the engine can be compared rank by rank (scripts/compare_finish_times.py).
+// --reshare-interval-ns T runs the contended case in the approximate mode (RunConfig::
+// reshare_interval_s = T ns); with --check, rel_diff is then against the exact bundled solver.
 //
 // usage: collsim_bench_contention [--min-n N] [--max-n N] [--algorithms A,B,...] [--delay-ms D] [--per-flow]
 //                                 [--fabrics FLAT,OVER] [--check] [--finish-times FILE]
+//                                 [--reshare-interval-ns T]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -43,7 +46,9 @@ constexpr const char* kUsage =
     "  --per-flow: the per-flow reference max-min solver instead of the bundled one\n"
     "  --fabrics FLAT,OVER: two shipped clusters instead (default cluster_h100_1024,cluster_h100_1024_2to1)\n"
     "  --check: also run OVER with the other solver; rel_diff = largest relative finish-time difference\n"
-    "  --finish-times FILE: write 'algorithm n rank finish_s' of every OVER run (17 significant digits)\n";
+    "  --finish-times FILE: write 'algorithm n rank finish_s' of every OVER run (17 significant digits)\n"
+    "  --reshare-interval-ns T: OVER in the approximate mode (a solve at most every T ns; 0 = exact);\n"
+    "                           --check then compares it with the exact run\n";
 
 double wall_now() {
   timespec ts{};
@@ -67,6 +72,7 @@ struct Options {
   std::string flat = "cluster_h100_1024";
   std::string over = "cluster_h100_1024_2to1";
   std::string finish_times_path;  // empty: none written
+  double interval_s = 0;          // the approximate mode on OVER (0: exact)
 };
 
 unsigned long parse_count(const std::string& flag, const std::string& text) {
@@ -104,6 +110,8 @@ bool parse(int argc, char** argv, Options& o) {
       o.max_n = static_cast<collsim::Rank>(parse_count(flag, value));
     } else if (flag == "--finish-times") {
       o.finish_times_path = value;
+    } else if (flag == "--reshare-interval-ns") {
+      o.interval_s = 1e-9 * static_cast<double>(parse_count(flag, value));
     } else if (flag == "--delay-ms") {
       o.delay_s = 1e-3 * static_cast<double>(parse_count(flag, value));
     } else if (flag == "--fabrics") {
@@ -133,6 +141,7 @@ bool parse(int argc, char** argv, Options& o) {
       throw collsim::ConfigError(fmt::format("unknown option '{}'", flag));
     }
   }
+  if (o.interval_s > 0 && o.per_flow) throw collsim::ConfigError("--reshare-interval-ns needs the bundled solver, not --per-flow");
   if (o.min_n < 2 || o.max_n < o.min_n) {
     throw collsim::ConfigError(fmt::format("--min-n {} and --max-n {} must satisfy 2 <= min <= max", o.min_n, o.max_n));
   }
@@ -155,13 +164,15 @@ struct Run {
   collsim::ReplaySharingStats stats;
 };
 
-Run run_once(const collsim::Schedule& schedule, const collsim::Topology& topology, double delay_s, bool per_flow) {
+Run run_once(const collsim::Schedule& schedule, const collsim::Topology& topology, double delay_s, bool per_flow,
+             double interval_s = 0) {
   collsim::RunConfig config;
   config.size_bytes = 1024.0 * 1024 * 1024;
   config.topology = topology;
   config.start = collsim::StartMode::Barrier;
   config.arrival_s.assign(schedule.n, 0.0);
   config.arrival_s.back() = delay_s;
+  config.reshare_interval_s = interval_s;
   collsim::ReplayOptions options;
   options.bundle_flows = !per_flow;
   collsim::ReplayEngine engine(options);
@@ -199,9 +210,11 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    fmt::print("replay ({} solver) on {} (1to1) and {} (2to1), 1 GiB, rank n-1 {} ms late, barrier start; CPU "
+    fmt::print("replay ({} solver{}) on {} (1to1) and {} (2to1), 1 GiB, rank n-1 {} ms late, barrier start; CPU "
                "seconds of this process\n",
-               options.per_flow ? "per-flow" : "bundled", options.flat, options.over, options.delay_s * 1e3);
+               options.per_flow ? "per-flow" : "bundled",
+               options.interval_s > 0 ? fmt::format(", approximate: a solve at most every {:g} ns", options.interval_s * 1e9) : "",
+               options.flat, options.over, options.delay_s * 1e3);
     fmt::print("{:<28} {:>6} {:>9} {:>9} {:>7} {:>7} {:>10} {:>7} {:>9} {:>10} {:>9} {:>11} {:>12} {:>11} {:>11}{}\n",
                "algorithm", "n", "cpu_1to1", "cpu_2to1", "x_2to1", "wall_x", "reshares", "skipped", "flows/rs", "bundles/rs",
                "links/rs", "redated/rs", "us/rs-flow", "time_1to1", "time_2to1", options.check ? "   rel_diff" : "");
@@ -212,10 +225,12 @@ int main(int argc, char** argv) {
         const collsim::Schedule schedule = collsim::generate_schedule(algorithm, ao);
         const Run flat = run_once(schedule, resized(options.flat, n), options.delay_s, options.per_flow);
         const collsim::Topology over_topology = resized(options.over, n);
-        const Run over = run_once(schedule, over_topology, options.delay_s, options.per_flow);
+        const Run over = run_once(schedule, over_topology, options.delay_s, options.per_flow, options.interval_s);
         std::string diff;
         if (options.check) {
-          const Run other = run_once(schedule, over_topology, options.delay_s, !options.per_flow);
+          // Against the other solver, or in the approximate mode against the exact run.
+          const bool approximate = options.interval_s > 0;
+          const Run other = run_once(schedule, over_topology, options.delay_s, approximate ? false : !options.per_flow);
           double worst = 0;
           for (std::size_t r = 0; r < over.finish_s.size(); ++r) {
             worst = std::max(worst, std::abs(over.finish_s[r] - other.finish_s[r]) / std::abs(other.finish_s[r]));

@@ -137,6 +137,7 @@ class Executor {
     config.topology = topology(p);
     config.start = spec_.starts[p.start];
     config.agreement_s = spec_.agreement_s;
+    config.reshare_interval_s = spec_.reshare_interval_s;
     config.execution = execution_at(spec_, config.size_bytes);
     // `nccl` runs the candidate and protocol NCCL's tuner would pick for this point, fused.
     std::string algorithm = spec_.algorithms[p.algorithm];

@@ -140,6 +140,10 @@ int simulate_command(const Args& args, std::ostream& out) {
       .option("agreement-cost", "", "DURATION",
               "stragglar_online: time the present ranks take to agree on who is late (default: 2 x the alpha "
               "between ranks 0 and n-1)")
+      .option("reshare-interval", "", "DURATION",
+              "replay's approximate mode: after a bandwidth solve, flows that start or finish within DURATION wait "
+              "for the next solve (e.g. 100ns; README \"Approximate mode\")",
+              "0")
       .option("trace", "", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
       .option("max-schedule-memory", "", "SIZE", "refuse an -n whose run (schedule, and the engine's index of it where it builds one) is estimated to need more memory",
               format_size(kDefaultScheduleMemoryLimit_bytes))
@@ -166,6 +170,7 @@ int simulate_command(const Args& args, std::ostream& out) {
   config.start = parse_start_mode(parser.get("start"), "simulate: --start");
   if (auto a = parser.get_optional("agreement-cost")) config.agreement_s = parse_duration_s(*a, "--agreement-cost");
   config.record_trace = parser.has("trace");
+  config.reshare_interval_s = parse_duration_s(parser.get("reshare-interval"), "--reshare-interval");
   if (auto t = parser.get_optional("trace")) output_file_option(*t, "simulate", "--trace");
   const auto seed = parse_unsigned(parser.get("seed"), "--seed");
 
@@ -282,19 +287,22 @@ int simulate_command(const Args& args, std::ostream& out) {
         "\"nccl_algorithm\":{},\"nccl_protocol\":{},\"execution\":\"{}\",\"launch_s\":{},\"seed\":{},"
         "\"arrival\":{},\"straggler\":{},\"expected_straggler\":{},\"delay_s\":{},\"time_s\":{},\"time_after_last_arrival_s\":{},"
         "\"hidden_delay_fraction\":{},\"algbw_GBps\":{},\"busbw_GBps\":{},\"bandwidth_basis\":\"time_after_last_arrival_s\","
-        "\"arrival_s\":{},\"finish_s\":{},\"idle_s\":{},\"transfers\":{},\"wall_s\":{},\"peak_rss_bytes\":{}}}\n",
+        "\"arrival_s\":{},\"finish_s\":{},\"idle_s\":{},\"transfers\":{},\"reshare_interval_s\":{},\"wall_s\":{},\"peak_rss_bytes\":{}}}\n",
         json_string(parser.get("algo")), options.n, json_number(config.size_bytes), json_string(config.topology.name),
         json_string(engine->name()), start_mode_name(config.start), nccl ? json_string(nccl->algorithm) : "null",
         nccl ? json_string(nccl->protocol) : "null", execution_style_name(config.execution.style),
         json_number(config.execution.launch_s), seed, json_string(arrival_spec.describe()),
         straggler, expected_straggler, json_number(delay_s), json_number(result.time_s), json_number(result.time_after_last_arrival_s),
         hidden ? json_number(*hidden) : "null", json_number(metrics.algbw_GBps), json_number(metrics.busbw_GBps), json_array(config.arrival_s),
-        json_array(result.finish_s), json_array(metrics.idle_s), result.transfers, json_number(wall_s),
+        json_array(result.finish_s), json_array(metrics.idle_s), result.transfers, json_number(config.reshare_interval_s), json_number(wall_s),
         json_number(peak_rss_bytes()));
   } else {
     out << fmt::format("{} n={} size={} topology={} engine={} start={}", parser.get("algo"), options.n,
                        format_size(config.size_bytes), config.topology.name, engine->name(), start_mode_name(config.start));
     if (nccl) out << fmt::format(" (NCCL's choice: {} with protocol {})", nccl->algorithm, nccl->protocol);
+    if (config.reshare_interval_s > 0) {
+      out << fmt::format(" reshare_interval={} (approximate on replay)", format_duration(config.reshare_interval_s));
+    }
     if (config.execution.launch_s > 0) {
       out << fmt::format(" execution={} launch={}", execution_style_name(config.execution.style),
                          format_duration(config.execution.launch_s));

@@ -122,7 +122,7 @@ constexpr std::string_view kTopKeys[] = {"name",   "description", "algorithms", 
                                          "arrival", "start",      "engine",          "trials",
                                          "seed",   "pipeline_chunks", "skip_unsupported", "plot",
                                          "baseline", "collsim_version", "late_ranks", "agreement_cost",
-                                         "execution", "launch", "gpus_per_thread"};
+                                         "execution", "launch", "gpus_per_thread", "reshare_interval"};
 
 // Map entries in file order; unknown or repeated keys are errors.
 YamlEntries entries_of(const SpecReader& reader, const YAML::Node& node, std::string_view path,
@@ -226,6 +226,10 @@ void SpecReader::parse(const YAML::Node& root) {
     scalar(*agreement, "agreement_cost", "a duration such as 6us");
     spec_.agreement_s =
         convert(*agreement, "agreement_cost", [](const std::string& t) { return parse_duration_s(t, "agreement_cost"); });
+  }
+  if (const YAML::Node* interval = find_entry(entries, "reshare_interval")) {
+    spec_.reshare_interval_s =
+        parse_duration_s(scalar(*interval, "reshare_interval", "a duration such as 100ns (0: exact)"), where("reshare_interval", *interval));
   }
   if (const YAML::Node* execution = find_entry(entries, "execution")) {
     spec_.execution = parse_execution_style(scalar(*execution, "execution", "fused or p2p_rounds"), where("execution", *execution));

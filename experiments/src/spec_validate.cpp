@@ -311,6 +311,10 @@ std::string resolved_yaml(const ExperimentSpec& spec) {
   out << YAML::Key << "pipeline_chunks" << YAML::Value << spec.pipeline_chunks;
   out << YAML::Key << "late_ranks" << YAML::Value << spec.late_ranks;
   if (spec.agreement_s) out << YAML::Key << "agreement_cost" << YAML::Value << fmt::format("{}s", *spec.agreement_s);
+  if (spec.reshare_interval_s > 0) {
+    out << YAML::Key << "reshare_interval" << YAML::Value << fmt::format("{}s", spec.reshare_interval_s);
+    out << YAML::Comment("approximate: replay solves bandwidth sharing at most this often");
+  }
   if (spec.execution) out << YAML::Key << "execution" << YAML::Value << execution_style_name(*spec.execution);
   if (spec.launch_s) out << YAML::Key << "launch" << YAML::Value << fmt::format("{}s", *spec.launch_s);
   if (spec.gpus_per_thread != 1) out << YAML::Key << "gpus_per_thread" << YAML::Value << spec.gpus_per_thread;

@@ -55,6 +55,8 @@ class PerFlowMaxMinNetwork {
   void reshare(double now_s);
 
   bool idle() const { return due_.empty(); }
+  /// Always exact: no changes wait for a later solve (see BundledMaxMinNetwork::resolve_at_s).
+  double resolve_at_s() const { return std::numeric_limits<double>::infinity(); }
   /// Date of the next flow to finish (the network must not be idle).
   double next_due_s() const { return due_.top_date(); }
   /// Removes the next flow to finish and returns its tag.

@@ -32,8 +32,10 @@ std::uint32_t BundledMaxMinNetwork::key_hash(const Key& k) {
   return static_cast<std::uint32_t>((h * 0x9e3779b97f4a7c15ULL) >> 32);
 }
 
-BundledMaxMinNetwork::BundledMaxMinNetwork(const LinkTable& links, bool prune_links, std::size_t scan_links)
-    : L_(links), prune_links_(prune_links), scan_links_(scan_links) {
+BundledMaxMinNetwork::BundledMaxMinNetwork(const LinkTable& links, bool prune_links, std::size_t scan_links,
+                                           double reshare_interval_s)
+    : L_(links), prune_links_(prune_links), scan_links_(scan_links), interval_s_(reshare_interval_s) {
+  COLLSIM_ASSERT(reshare_interval_s >= 0, "negative reshare interval");
   const std::size_t num_links = L_.bandwidth_Bps.size();
   link_flows_.assign(num_links, {});
   link_bundles_.assign(num_links, {});
@@ -45,6 +47,7 @@ BundledMaxMinNetwork::BundledMaxMinNetwork(const LinkTable& links, bool prune_li
   unfixed_.assign(num_links, 0);
   usage_.assign(num_links, 0.0);
   dirty_flag_.assign(num_links, 0);
+  link_level_.assign(num_links, kInf);
 }
 
 void BundledMaxMinNetwork::add(double now_s, double bytes, double bottleneck_Bps, double penalty,
@@ -67,6 +70,8 @@ void BundledMaxMinNetwork::add(double now_s, double bytes, double bottleneck_Bps
     const std::uint32_t id = owner_[slot].bundle;
     Bundle& b = bundles_[id];
     b.rate = bottleneck_Bps;
+    b.rate_count = 1;
+    b.fresh = false;
     b.touched = false;
     touched_.pop_back();
     redate(id);
@@ -80,10 +85,14 @@ void BundledMaxMinNetwork::add(double now_s, double bytes, double bottleneck_Bps
   }
   mark_dirty(f.link.data(), f.num_links);
   started_.push_back(slot);
+  changed_ = true;
 }
 
 std::uint64_t BundledMaxMinNetwork::take_due() {
-  const std::uint32_t id = first_due().top_id();
+  const DueHeap& due = first_due();
+  const std::uint32_t id = due.top_id();
+  // In the approximate mode's interval the bundle keeps its aggregate rate until the next solve.
+  const bool deferred = interval_s_ > 0 && due.top_date() < next_solve_s_;
   Bundle& b = bundles_[id];
   const Entry* first = top(id);
   COLLSIM_ASSERT(first != nullptr, "a dated bundle has no member");
@@ -106,6 +115,7 @@ std::uint64_t BundledMaxMinNetwork::take_due() {
     link_caps_Bps_[l] = flows.empty() ? 0.0 : link_caps_Bps_[l] - f.bottleneck_Bps;
   }
   mark_dirty(f.link.data(), f.num_links);
+  changed_ = changed_ || f.num_links > 0;
   f.num_links = 0;
   owner_[slot].bundle = kNone;
   free_slots_.push_back(slot);
@@ -114,6 +124,12 @@ std::uint64_t BundledMaxMinNetwork::take_due() {
   if (--b.count == 0) {
     drop_if_empty(id);
   } else {
+    if (!deferred) {
+      b.rate_count = b.count;  // exact: the others keep their rate
+    } else if (!b.touched) {
+      b.touched = true;  // apply_without_solve gives the others its share
+      touched_.push_back(id);
+    }
     redate(id);
   }
   return f.tag;
@@ -174,6 +190,8 @@ std::uint32_t BundledMaxMinNetwork::bundle_for(const Flow& f) {
   b.rate = 0;
   b.old_rate = 0;
   b.touched = false;
+  b.fresh = true;
+  b.pending = false;
   b.fixed = false;
   b.seen = 0;
   b.heap.clear();
@@ -317,6 +335,8 @@ bool BundledMaxMinNetwork::settle_at_caps(double now) {
     stats_.flows_reshared += b.count;
     b.old_rate = b.rate;
     b.rate = b.key.bottleneck_Bps;
+    b.rate_count = b.count;
+    b.fresh = false;
     if (now != b.last_s) {
       b.moved_bytes += b.old_rate * (now - b.last_s);
       b.last_s = now;
@@ -329,11 +349,81 @@ bool BundledMaxMinNetwork::settle_at_caps(double now) {
   return true;
 }
 
+// The approximate mode between solves: started flows join their bundles (keyed by the binding
+// links of the last solve) and move at the bundle's rate, a new bundle at the lowest level its
+// links set in the last filling (what a solve would most likely give it) or its cap; finished
+// flows leave their share unused. Links may carry a little more or less than their capacity
+// until the next solve, at most the interval later, which takes every change in.
+void BundledMaxMinNetwork::apply_without_solve(double now) {
+  for (std::uint32_t slot : started_) join(slot, slots_[slot].left_bytes, now);
+  started_.clear();
+  ++stats_.reshares;
+  ++stats_.reshares_deferred;
+  deferred_since_solve_ = true;
+  for (std::uint32_t id : touched_) {
+    Bundle& b = bundles_[id];
+    b.touched = false;
+    if (b.count == 0) continue;
+    if (!b.pending) {
+      b.pending = true;
+      pending_touched_.push_back(id);
+    }
+    if (b.fresh) {
+      b.fresh = false;
+      b.rate = provisional_rate(b);
+    } else if (b.rate_count != b.count) {
+      // The bundle keeps what it had in all: no link carries more than at the last solve.
+      advance(b, now);
+      b.rate = std::min(b.rate * (static_cast<double>(b.rate_count) / b.count), b.key.bottleneck_Bps);
+    }
+    b.rate_count = b.count;
+    stats_.bundles_reshared += 1;
+    redate(id);
+  }
+  touched_.clear();
+  resolve_at_s_ = next_solve_s_;
+}
+
+double BundledMaxMinNetwork::provisional_rate(const Bundle& b) const {
+  double rate = b.key.bottleneck_Bps;
+  for (std::uint32_t i = 0; i < b.key.num_links; ++i) rate = std::min(rate, link_level_[b.key.link[i]] / b.key.penalty);
+  return rate;
+}
+
 // The per-flow solver's progressive filling (see maxmin_network.cpp), one bundle at a time:
 // a bundle of k flows weighs k / penalty on each of its links and takes k times its rate from
 // them. Which bundles are re-shared follows the same rule: those on a dirty link that binds,
 // those whose members changed, and everything connected to them through binding links.
 void BundledMaxMinNetwork::reshare(double now) {
+  // The approximate mode: changes within the interval after a solve wait for the next one.
+  bool solve_all = false;
+  if (interval_s_ > 0) {
+    solve_all = deferred_since_solve_;
+    changed_ = false;
+    // A link that starts binding is solved at once: until then its flows would not share it.
+    bool starts_binding = false;
+    for (std::uint32_t l : dirty_links_) starts_binding = starts_binding || (link_binds_[l] == 0 && can_bind(l));
+    if (now < next_solve_s_ && !starts_binding) {
+      apply_without_solve(now);
+      return;
+    }
+    // Completions in the interval touched their bundles (take_due): they are solved now.
+    solve_all = solve_all || !touched_.empty();
+    next_solve_s_ = now + interval_s_;
+    resolve_at_s_ = kInf;
+    for (std::uint32_t id : pending_touched_) {
+      Bundle& b = bundles_[id];
+      b.pending = false;
+      if (b.count > 0 && !b.touched) {
+        b.touched = true;
+        touched_.push_back(id);
+      }
+    }
+    pending_touched_.clear();
+    // The shortcuts below assume every rate outside the changes is max-min fair, which the
+    // rates given without a solve are not: then fill whatever the changes reach.
+    deferred_since_solve_ = false;
+  }
   if (++epoch_ == 0) {
     std::fill(link_seen_.begin(), link_seen_.end(), 0);
     for (auto& b : bundles_) b.seen = 0;
@@ -357,7 +447,7 @@ void BundledMaxMinNetwork::reshare(double now) {
   // Flows that only finished then change no rate (the max-min solution is unique; their bundles
   // were re-dated by take_due). Flows that started change none either if the links they cross
   // still fit every flow at its cap (settle_at_caps): then they move at their caps.
-  bool limits = !flipped_.empty();
+  bool limits = solve_all || !flipped_.empty();
   for (std::uint32_t l : dirty_links_) limits = limits || (link_binds_[l] != 0 && link_saturated_[l] != 0);
   if (!limits && started_.empty()) {
     dirty_links_.clear();
@@ -472,7 +562,10 @@ void BundledMaxMinNetwork::reshare(double now) {
   const auto by_share = [](const std::pair<double, std::uint32_t>& a, const std::pair<double, std::uint32_t>& b) {
     return a.first > b.first || (a.first == b.first && a.second > b.second);
   };
-  for (std::uint32_t l : comp_links_) link_saturated_[l] = 0;
+  for (std::uint32_t l : comp_links_) {
+    link_saturated_[l] = 0;
+    link_level_[l] = kInf;
+  }
   link_heap_.clear();
   scan_link_.clear();
   scan_queued_.clear();
@@ -560,6 +653,7 @@ void BundledMaxMinNetwork::reshare(double now) {
     const double level = std::max(best_share, 0.0);
     const std::size_t left_before = left;
     link_saturated_[best] = 1;
+    link_level_[best] = level;
     for (std::uint32_t id : link_bundles_[best]) {
       Bundle& b = bundles_[id];
       if (b.fixed) continue;
@@ -572,6 +666,8 @@ void BundledMaxMinNetwork::reshare(double now) {
   // bundle whose rate and members did not change keeps its queued date.
   for (std::uint32_t id : comp_bundles_) {
     Bundle& b = bundles_[id];
+    b.fresh = false;
+    b.rate_count = b.count;
     if (!b.touched && b.rate == b.old_rate && due_of(b).contains(id)) continue;
     if (now != b.last_s) {
       b.moved_bytes += b.old_rate * (now - b.last_s);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <queue>
+#include <type_traits>
 
 #include "collsim/models/error.hpp"
 #include "collsim/sim/run_checks.hpp"
@@ -37,6 +38,7 @@ struct Job {
   detail::CostRules rules;
   bool record_trace = false;
   bool prune_links = true;  // ReplayOptions::prune_links
+  double reshare_interval_s = 0;  // RunConfig::reshare_interval_s (bundled solver only)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -189,7 +191,7 @@ class EventSim {
       : job_(job),
         index_(job.schedule),
         walk_(index_, job.arrival_s, job.gate_s, job.rules, job.record_trace),
-        network_(job.links, job.prune_links) {}
+        network_(make_network(job)) {}
 
   void run(RunResult& out);
   const ReplaySharingStats& stats() const { return network_.stats(); }
@@ -210,6 +212,13 @@ class EventSim {
     bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
   static std::uint64_t tag(std::uint32_t g, std::uint32_t round) { return (std::uint64_t{round} << 32) | g; }
+  static Net make_network(const Job& job) {
+    if constexpr (std::is_same_v<Net, detail::BundledMaxMinNetwork>) {
+      return Net(job.links, job.prune_links, Net::kScanLinks, job.reshare_interval_s);
+    } else {
+      return Net(job.links, job.prune_links);
+    }
+  }
   void data_arrived(std::uint64_t flow, double now) {
     walk_.data_arrived(*this, static_cast<std::uint32_t>(flow), static_cast<std::uint32_t>(flow >> 32), now);
   }
@@ -256,6 +265,14 @@ void EventSim<Net>::run(RunResult& out) {
     if (next_due > now && next_due <= now + kDateTolerance_s) next_due = now;
     const double next = std::min(next_event, next_due);
     if (network_.needs_reshare() && next > now) {
+      network_.reshare(now);
+      continue;
+    }
+    // The approximate mode: changes applied without a solve are solved at most its interval
+    // later, even when nothing else happens until then.
+    const double resolve = network_.resolve_at_s();
+    if (resolve <= next && resolve < kInf) {
+      now = std::max(now, resolve);
       network_.reshare(now);
       continue;
     }
@@ -327,6 +344,13 @@ RunResult ReplayEngine::run(const Schedule& schedule, const RunConfig& config) {
   Job job{plan.schedule(), topo, links, plan.arrival_s(), plan.gate_s(), {}, config.record_trace};
   job.rules = detail::cost_rules(plan.schedule(), config.size_bytes, topo, config.execution);
   job.prune_links = options_.prune_links;
+  job.reshare_interval_s = config.reshare_interval_s;
+  if (!(config.reshare_interval_s >= 0) || !std::isfinite(config.reshare_interval_s)) {
+    throw ConfigError(fmt::format("reshare interval: expected a finite time >= 0, got {} s", config.reshare_interval_s));
+  }
+  if (config.reshare_interval_s > 0 && !options_.bundle_flows) {
+    throw ConfigError("reshare interval: the approximate mode needs the bundled solver (the per-flow one is exact only)");
+  }
 
   RunResult result;
   result.engine = "replay";

@@ -112,6 +112,32 @@ TEST(Cli, SimulateEnginesAgreeAndReportTheDocumentedFields) {
   EXPECT_NEAR(times[0], 5e-3 + 9 * chunk_s, 1e-12);
 }
 
+// --reshare-interval: replay's approximate mode, recorded in the JSON; 0 (the default) is the
+// exact engine; a value without a unit or below 0 is one error line naming the option.
+TEST(Cli, SimulateReshareInterval) {
+  const auto time_of = [](std::initializer_list<std::string> extra) {
+    std::vector<std::string> args{"simulate", "--algo", "stragglar", "-n", "64", "--topology", "cluster_h100_1024_2to1",
+                                  "--delay", "1ms", "--json"};
+    args.insert(args.end(), extra);
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("\"reshare_interval_s\":"), std::string::npos) << r.out;
+    return std::make_pair(json_field(r.out, "time_s"), json_field(r.out, "reshare_interval_s"));
+  };
+  const auto exact = time_of({});
+  EXPECT_EQ(exact.second, 0.0);
+  EXPECT_EQ(time_of({"--reshare-interval", "0"}).first, exact.first);
+  const auto approx = time_of({"--reshare-interval", "100ns"});
+  EXPECT_DOUBLE_EQ(approx.second, 100e-9);
+  EXPECT_NEAR(approx.first / exact.first, 1.0, 1e-3);
+  for (const char* bad : {"5", "-1ns", "soon"}) {
+    const auto r = run({"simulate", "--algo", "ring", "-n", "8", "--reshare-interval", bad});
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.err.find("--reshare-interval"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(bad), std::string::npos) << r.err;
+  }
+}
+
 // stragglar_online through the CLI: the agreement cost is an option (default 2 alpha), late
 // ranks too, and bad values are one-line errors naming the option.
 TEST(Cli, SimulateStragglarOnlineOptions) {

@@ -266,6 +266,20 @@ TEST(SpecErrors, LateRanksAndAgreementCost) {
   expect_error(kMinimal + "agreement_cost: soon\n", {"agreement_cost", "line 4", "soon"});
 }
 
+// `reshare_interval`: replay's approximate mode, 0 (exact) unless set; round-trips through the
+// resolved spec; a bad value names the key, the value and the line.
+TEST(Spec, ReshareInterval) {
+  EXPECT_EQ(parse_and_validate(kMinimal).reshare_interval_s, 0.0);
+  const ExperimentSpec spec = parse_and_validate(kMinimal + "reshare_interval: 100ns\n");
+  EXPECT_DOUBLE_EQ(spec.reshare_interval_s, 100e-9);
+  ExperimentSpec again = parse_spec(resolved_yaml(spec), "resolved", {});
+  validate(again);
+  EXPECT_DOUBLE_EQ(again.reshare_interval_s, 100e-9);
+  expect_error(kMinimal + "reshare_interval: -1ns\n", {"reshare_interval", "line 4", "-1ns"});
+  expect_error(kMinimal + "reshare_interval: 5\n", {"reshare_interval", "line 4", "5"});
+  expect_error(kMinimal + "reshare_interval: [1us]\n", {"reshare_interval", "line 4"});
+}
+
 TEST(SpecErrors, DuplicatesInAnAxis) {
   expect_error("name: t\nalgorithms: [ring, ring]\nn: 4\n", {"algorithms[1]", "line 2", "twice"});
   expect_error("name: t\nalgorithms: [ring]\nn: [4, 8, 4]\n", {"n[2]", "line 3", "twice"});

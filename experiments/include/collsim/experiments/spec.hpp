@@ -101,6 +101,9 @@ struct ExperimentSpec {
   std::uint32_t pipeline_chunks = 0;
   std::uint32_t late_ranks = 1;               ///< AlgorithmOptions::late_ranks
   std::optional<double> agreement_s;          ///< RunConfig::agreement_s (nullopt = default)
+  /// `reshare_interval: DURATION`: replay's approximate mode, RunConfig::reshare_interval_s
+  /// (0, the default: exact).
+  double reshare_interval_s = 0;
   /// `execution: fused|p2p_rounds` and `launch: DURATION`; unset: the model file's execution
   /// defaults when the link is a model file, else fused with no launch overhead (pure alpha-beta).
   std::optional<ExecutionStyle> execution;

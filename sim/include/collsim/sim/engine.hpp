@@ -27,6 +27,11 @@ struct RunConfig {
   /// latency between ranks 0 and n-1 (docs/stragglar_online.md).
   std::optional<double> agreement_s;
   bool record_trace = false;        ///< fill RunResult::trace
+  /// The replay engine's approximate mode (0, the default: exact). > 0: after a bandwidth solve,
+  /// flows that start or finish within this many seconds are applied without one (a new flow
+  /// moves at the rate of flows like it, a finished one's share stays unused) and the next solve
+  /// takes them in; see README "Approximate mode". Other engines are exact and ignore it.
+  double reshare_interval_s = 0;
 };
 
 /// One executed transfer, for traces and tests.

@@ -66,6 +66,7 @@ struct ReplaySharingStats {
   std::uint64_t bundles_reshared = 0;  ///< sum over reshares of the bundles taken in (bundled solver)
   std::uint64_t links_reshared = 0;  ///< sum over reshares of the binding links taken in
   std::uint64_t redated = 0;         ///< completion dates moved
+  std::uint64_t reshares_deferred = 0;  ///< of the reshares, applied without a solve (approximate mode)
 };
 
 class ReplayEngine final : public Engine {
