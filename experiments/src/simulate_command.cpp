@@ -171,6 +171,13 @@ int simulate_command(const Args& args, std::ostream& out) {
   if (auto a = parser.get_optional("agreement-cost")) config.agreement_s = parse_duration_s(*a, "--agreement-cost");
   config.record_trace = parser.has("trace");
   config.reshare_interval_s = parse_duration_s(parser.get("reshare-interval"), "--reshare-interval");
+  if (config.reshare_interval_s > 0) {
+    const auto engine = make_engine(resolve_engine_name(parser.get("engine")));
+    if (!engine->has_reshare_interval()) {
+      throw ConfigError(fmt::format("--reshare-interval {}: the {} engine is exact and has no approximate mode (use --engine replay)",
+                                    parser.get("reshare-interval"), engine->name()));
+    }
+  }
   if (auto t = parser.get_optional("trace")) output_file_option(*t, "simulate", "--trace");
   const auto seed = parse_unsigned(parser.get("seed"), "--seed");
 
@@ -301,7 +308,7 @@ int simulate_command(const Args& args, std::ostream& out) {
                        format_size(config.size_bytes), config.topology.name, engine->name(), start_mode_name(config.start));
     if (nccl) out << fmt::format(" (NCCL's choice: {} with protocol {})", nccl->algorithm, nccl->protocol);
     if (config.reshare_interval_s > 0) {
-      out << fmt::format(" reshare_interval={} (approximate on replay)", format_duration(config.reshare_interval_s));
+      out << fmt::format(" reshare_interval={} (approximate)", format_duration(config.reshare_interval_s));
     }
     if (config.execution.launch_s > 0) {
       out << fmt::format(" execution={} launch={}", execution_style_name(config.execution.style),

@@ -179,6 +179,12 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
       }
     }
     reject_engine_twice(spec, i);
+    for (const std::string& engine : spec.resolved_engines[i]) {
+      if (spec.reshare_interval_s > 0 && !make_engine(engine)->has_reshare_interval()) {
+        throw ConfigError(fmt::format("{}{} s: the {} engine is exact and has no approximate mode (use engine: replay)",
+                                      spec.where("reshare_interval"), spec.reshare_interval_s, engine));
+      }
+    }
   }
 
   require_non_empty(spec, "arrival", spec.arrivals.size());

@@ -47,7 +47,6 @@ BundledMaxMinNetwork::BundledMaxMinNetwork(const LinkTable& links, bool prune_li
   unfixed_.assign(num_links, 0);
   usage_.assign(num_links, 0.0);
   dirty_flag_.assign(num_links, 0);
-  link_level_.assign(num_links, kInf);
 }
 
 void BundledMaxMinNetwork::add(double now_s, double bytes, double bottleneck_Bps, double penalty,
@@ -350,13 +349,20 @@ bool BundledMaxMinNetwork::settle_at_caps(double now) {
 }
 
 // The approximate mode between solves: started flows join their bundles (keyed by the binding
-// links of the last solve) and move at the bundle's rate, a new bundle at the lowest level its
-// links set in the last filling (what a solve would most likely give it) or its cap; finished
-// flows leave their share unused. Links may carry a little more or less than their capacity
-// until the next solve, at most the interval later, which takes every change in.
-void BundledMaxMinNetwork::apply_without_solve(double now) {
+// links of the last solve), and a bundle whose members changed keeps its aggregate rate (rate x
+// members, at most its flows' cap), so no link carries more than at the last solve. What that
+// rule cannot place is solved at once (returns false, the joins made): a new bundle on binding
+// links (its share would come from other bundles), and flows joining a bundle at its cap (their
+// links may have room for all of them at the cap, which settle_at_caps would give). The next
+// solve, at most the interval later, takes every change in.
+bool BundledMaxMinNetwork::apply_without_solve(double now) {
   for (std::uint32_t slot : started_) join(slot, slots_[slot].left_bytes, now);
   started_.clear();
+  for (std::uint32_t id : touched_) {
+    const Bundle& b = bundles_[id];
+    if (b.count == 0 || !b.shared) continue;
+    if (b.fresh || (b.count > b.rate_count && b.rate >= b.key.bottleneck_Bps)) return false;
+  }
   ++stats_.reshares;
   ++stats_.reshares_deferred;
   deferred_since_solve_ = true;
@@ -368,9 +374,9 @@ void BundledMaxMinNetwork::apply_without_solve(double now) {
       b.pending = true;
       pending_touched_.push_back(id);
     }
-    if (b.fresh) {
+    if (b.fresh) {  // private: no link it crosses binds, so its cap is its max-min rate
       b.fresh = false;
-      b.rate = provisional_rate(b);
+      b.rate = b.key.bottleneck_Bps;
     } else if (b.rate_count != b.count) {
       // The bundle keeps what it had in all: no link carries more than at the last solve.
       advance(b, now);
@@ -382,12 +388,7 @@ void BundledMaxMinNetwork::apply_without_solve(double now) {
   }
   touched_.clear();
   resolve_at_s_ = next_solve_s_;
-}
-
-double BundledMaxMinNetwork::provisional_rate(const Bundle& b) const {
-  double rate = b.key.bottleneck_Bps;
-  for (std::uint32_t i = 0; i < b.key.num_links; ++i) rate = std::min(rate, link_level_[b.key.link[i]] / b.key.penalty);
-  return rate;
+  return true;
 }
 
 // The per-flow solver's progressive filling (see maxmin_network.cpp), one bundle at a time:
@@ -403,11 +404,9 @@ void BundledMaxMinNetwork::reshare(double now) {
     // A link that starts binding is solved at once: until then its flows would not share it.
     bool starts_binding = false;
     for (std::uint32_t l : dirty_links_) starts_binding = starts_binding || (link_binds_[l] == 0 && can_bind(l));
-    if (now < next_solve_s_ && !starts_binding) {
-      apply_without_solve(now);
-      return;
-    }
-    // Completions in the interval touched their bundles (take_due): they are solved now.
+    if (now < next_solve_s_ && !starts_binding && apply_without_solve(now)) return;
+    // Completions in the interval touched their bundles (take_due), or the pass above gave up
+    // after its joins: solve them now.
     solve_all = solve_all || !touched_.empty();
     next_solve_s_ = now + interval_s_;
     resolve_at_s_ = kInf;
@@ -562,10 +561,7 @@ void BundledMaxMinNetwork::reshare(double now) {
   const auto by_share = [](const std::pair<double, std::uint32_t>& a, const std::pair<double, std::uint32_t>& b) {
     return a.first > b.first || (a.first == b.first && a.second > b.second);
   };
-  for (std::uint32_t l : comp_links_) {
-    link_saturated_[l] = 0;
-    link_level_[l] = kInf;
-  }
+  for (std::uint32_t l : comp_links_) link_saturated_[l] = 0;
   link_heap_.clear();
   scan_link_.clear();
   scan_queued_.clear();
@@ -653,7 +649,6 @@ void BundledMaxMinNetwork::reshare(double now) {
     const double level = std::max(best_share, 0.0);
     const std::size_t left_before = left;
     link_saturated_[best] = 1;
-    link_level_[best] = level;
     for (std::uint32_t id : link_bundles_[best]) {
       Bundle& b = bundles_[id];
       if (b.fixed) continue;

@@ -42,10 +42,10 @@ class BundledMaxMinNetwork {
   /// up to rounding (the per-flow solver sums one flow at a time, this one a bundle at a time).
   /// `scan_links`: components with at most this many links are filled by a scan, larger ones
   /// with a heap (the rates are the same to the bit; tests set it to compare the two).
-  /// `reshare_interval_s` > 0: the approximate mode (ReplayOptions / RunConfig::reshare_interval_s).
-  /// After a solve, changes within the interval are applied without one: a started flow moves at
-  /// its bundle's rate (a new bundle at the last level of its links, or its cap), a finished one
-  /// frees its share unused; the next solve, at most the interval later, takes them all in.
+  /// `reshare_interval_s` > 0: the approximate mode (RunConfig::reshare_interval_s). After a
+  /// solve, changes within the interval are applied without one where a bundle can absorb them
+  /// (it keeps its aggregate rate: see apply_without_solve); the next solve, at most the
+  /// interval later, takes them all in.
   BundledMaxMinNetwork(const LinkTable& links, bool prune_links, std::size_t scan_links = kScanLinks,
                        double reshare_interval_s = 0);
 
@@ -115,7 +115,7 @@ class BundledMaxMinNetwork {
     bool fixed = false;
     bool touched = false;  // members joined or left since the last reshare
     bool shared = false;   // in shared_by_key_ (a bundle without binding links is private to its flow)
-    bool fresh = false;    // made since the last solve: no rate yet (the approximate mode gives one)
+    bool fresh = false;    // made since the last solve: no rate yet
     bool pending = false;  // in pending_touched_ (approximate mode)
     std::uint32_t rate_count = 0;  // members when the rate was set (approximate mode: rate x this is kept)
     double moved_bytes = 0;  // bytes each member moved since the bundle was made, as of last_s
@@ -140,8 +140,7 @@ class BundledMaxMinNetwork {
   const Entry* top(std::uint32_t id);
   void redate(std::uint32_t id);
   bool settle_at_caps(double now);
-  void apply_without_solve(double now);
-  double provisional_rate(const Bundle& b) const;
+  bool apply_without_solve(double now);
 
   const LinkTable& L_;
   bool prune_links_;
@@ -197,12 +196,11 @@ class BundledMaxMinNetwork {
   // The approximate mode: no solve before next_solve_s_; what changed until then waits in
   // dirty_links_ (kept) and pending_touched_ for the solve at resolve_at_s_.
   double interval_s_ = 0;
-  double next_solve_s_ = 0;
+  double next_solve_s_ = -std::numeric_limits<double>::infinity();
   double resolve_at_s_ = std::numeric_limits<double>::infinity();
   bool changed_ = false;
   bool deferred_since_solve_ = false;  // flows started or finished since the last reshare() (approximate mode)
   std::vector<std::uint32_t> pending_touched_;
-  std::vector<double> link_level_;  // the level each link set in its component's last filling (inf: none)
   ReplaySharingStats stats_;
 };
 

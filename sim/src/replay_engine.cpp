@@ -346,10 +346,10 @@ RunResult ReplayEngine::run(const Schedule& schedule, const RunConfig& config) {
   job.prune_links = options_.prune_links;
   job.reshare_interval_s = config.reshare_interval_s;
   if (!(config.reshare_interval_s >= 0) || !std::isfinite(config.reshare_interval_s)) {
-    throw ConfigError(fmt::format("reshare interval: expected a finite time >= 0, got {} s", config.reshare_interval_s));
+    throw ConfigError(fmt::format("RunConfig::reshare_interval_s: expected a finite time >= 0 s, got {}", config.reshare_interval_s));
   }
   if (config.reshare_interval_s > 0 && !options_.bundle_flows) {
-    throw ConfigError("reshare interval: the approximate mode needs the bundled solver (the per-flow one is exact only)");
+    throw ConfigError("RunConfig::reshare_interval_s: the approximate mode needs the bundled solver (the per-flow one is exact only)");
   }
 
   RunResult result;

@@ -130,6 +130,10 @@ TEST(Cli, SimulateReshareInterval) {
   const auto approx = time_of({"--reshare-interval", "100ns"});
   EXPECT_DOUBLE_EQ(approx.second, 100e-9);
   EXPECT_NEAR(approx.first / exact.first, 1.0, 1e-3);
+  const auto other = run({"simulate", "--algo", "ring", "-n", "8", "--engine", "closed_form", "--reshare-interval", "1us"});
+  EXPECT_EQ(other.code, 2);
+  EXPECT_NE(other.err.find("--reshare-interval 1us"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("closed_form"), std::string::npos) << other.err;
   for (const char* bad : {"5", "-1ns", "soon"}) {
     const auto r = run({"simulate", "--algo", "ring", "-n", "8", "--reshare-interval", bad});
     EXPECT_EQ(r.code, 2) << bad;

@@ -278,6 +278,8 @@ TEST(Spec, ReshareInterval) {
   expect_error(kMinimal + "reshare_interval: -1ns\n", {"reshare_interval", "line 4", "-1ns"});
   expect_error(kMinimal + "reshare_interval: 5\n", {"reshare_interval", "line 4", "5"});
   expect_error(kMinimal + "reshare_interval: [1us]\n", {"reshare_interval", "line 4"});
+  // Only replay has an approximate mode.
+  expect_error(kMinimal + "reshare_interval: 1us\nengine: [replay, simgrid]\n", {"reshare_interval", "line 4", "simgrid"});
 }
 
 TEST(SpecErrors, DuplicatesInAnAxis) {

@@ -66,6 +66,9 @@ class Engine {
   /// receives more than once in a round (`shares_ports`) or not. Memory estimates before a run
   /// count it: on a flat 16,384-GPU ring it is as large as the schedule.
   virtual bool builds_event_index(const Topology& /*topology*/, bool /*shares_ports*/) const { return false; }
+  /// Whether run() has an approximate mode for RunConfig::reshare_interval_s > 0 (replay); the
+  /// other engines are exact and would ignore it, so the commands refuse it for them.
+  virtual bool has_reshare_interval() const { return false; }
 };
 
 /// Bytes of the event-driven engines' index of a schedule whose ranks take part in

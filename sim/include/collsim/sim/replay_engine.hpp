@@ -82,6 +82,7 @@ class ReplayEngine final : public Engine {
   bool builds_event_index(const Topology& topology, bool shares_ports) const override {
     return !options_.allow_fast_path || !topology.links_owned_by_endpoints() || shares_ports;
   }
+  bool has_reshare_interval() const override { return true; }
   /// True when the last run() took the one-sweep path (for tests and benchmarks).
   bool last_run_was_fast() const { return last_run_fast_; }
   /// The sharing statistics of the last run().
