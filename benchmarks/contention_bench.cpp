@@ -246,6 +246,9 @@ int main(int argc, char** argv) {
         const double redated_per_reshare = st.reshares > 0 ? static_cast<double>(st.redated) / st.reshares : 0.0;
         const double us_per_flow = st.flows_reshared > 0 ? 1e6 * over.cpu_s / st.flows_reshared : 0.0;
         const double skipped = st.reshares > 0 ? 100.0 * static_cast<double>(st.reshares_skipped) / st.reshares : 0.0;
+        if (options.interval_s > 0) {
+          diff += fmt::format("  deferred {:.1f}%", st.reshares > 0 ? 100.0 * static_cast<double>(st.reshares_deferred) / st.reshares : 0.0);
+        }
         fmt::print("{:<28} {:>6} {:>9.3f} {:>9.3f} {:>7.1f} {:>7.1f} {:>10} {:>6.1f}% {:>9.1f} {:>10.1f} {:>9.1f} {:>11.1f} "
                    "{:>12.4f} {:>9.3f}ms {:>9.3f}ms{}\n",
                    algorithm, n, flat.cpu_s, over.cpu_s, over.cpu_s / flat.cpu_s, over.wall_s / flat.wall_s,
