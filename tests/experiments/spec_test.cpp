@@ -282,6 +282,13 @@ TEST(Spec, ReshareInterval) {
   expect_error(kMinimal + "reshare_interval: 1us\nengine: [replay, simgrid]\n", {"reshare_interval", "line 4", "simgrid"});
 }
 
+// An empty value is reported on its key's line, not where yaml-cpp puts the null (the next
+// token's line).
+TEST(SpecErrors, EmptyValueNamesItsKeysLine) {
+  expect_error(kMinimal + "late_ranks:\nseed: 1\n", {"late_ranks (line 4)", "nothing"});
+  expect_error(kMinimal + "link:\n  alpha:\n  bandwidth: 1GBps\n", {"link.alpha (line 5)"});
+}
+
 TEST(SpecErrors, DuplicatesInAnAxis) {
   expect_error("name: t\nalgorithms: [ring, ring]\nn: 4\n", {"algorithms[1]", "line 2", "twice"});
   expect_error("name: t\nalgorithms: [ring]\nn: [4, 8, 4]\n", {"n[2]", "line 3", "twice"});
