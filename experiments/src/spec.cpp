@@ -9,7 +9,6 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
-#include <map>
 #include <fstream>
 #include <span>
 #include <sstream>
@@ -36,24 +35,9 @@ class SpecReader {
     throw ConfigError(fmt::format("{}: {}", where(path, node), problem));
   }
 
-  // "file: key.path (line N)": the prefix of every message about `node`. An empty value
-  // (`key:` and nothing) is a null node that yaml-cpp places where the next token starts, often
-  // the next line: the key's own line is the one to name.
+  // "file: key.path (line N)": the prefix of every message about `node`.
   std::string where(std::string_view path, const YAML::Node& node) const {
-    if (node.IsNull()) {
-      if (const auto it = empty_value_lines_.find(path); it != empty_value_lines_.end()) {
-        return fmt::format("{}: {} (line {})", source_, path, it->second);
-      }
-    }
     return fmt::format("{}: {}", source_, yaml_node_label(path, node));
-  }
-
-  // Remembers the line of each key of `map` whose value is empty (see where()).
-  void note_empty_values(const YAML::Node& map, std::string_view path) const {
-    for (const auto& entry : map) {
-      if (!entry.second.IsNull() || !entry.first.IsScalar() || entry.first.Mark().line < 0) continue;
-      empty_value_lines_[yaml_key_path(path, entry.first.Scalar())] = entry.first.Mark().line + 1;
-    }
   }
 
   void remember(const YAML::Node& node, const std::string& path) {
@@ -131,7 +115,6 @@ class SpecReader {
   std::string source_;
   std::filesystem::path base_dir_;
   ExperimentSpec& spec_;
-  mutable std::map<std::string, int, std::less<>> empty_value_lines_;  // key path -> its line (where())
 };
 
 constexpr std::string_view kTopKeys[] = {"name",   "description", "algorithms",      "n",
@@ -149,9 +132,7 @@ YamlEntries entries_of(const SpecReader& reader, const YAML::Node& node, std::st
       [&reader](const YAML::Node& key, std::string_view map_path) {
         return reader.scalar(key, map_path.empty() ? "key" : map_path, "a key");
       });
-  YamlEntries entries = checked_map_entries(node, path, known, rules);
-  reader.note_empty_values(node, path);
-  return entries;
+  return checked_map_entries(node, path, known, rules);
 }
 
 void SpecReader::parse(const YAML::Node& root) {

@@ -283,10 +283,12 @@ TEST(Spec, ReshareInterval) {
 }
 
 // An empty value is reported on its key's line, not where yaml-cpp puts the null (the next
-// token's line).
+// token's line), by every reader that walks maps with checked_map_entries (here the spec's and
+// the arrival model's).
 TEST(SpecErrors, EmptyValueNamesItsKeysLine) {
   expect_error(kMinimal + "late_ranks:\nseed: 1\n", {"late_ranks (line 4)", "nothing"});
   expect_error(kMinimal + "link:\n  alpha:\n  bandwidth: 1GBps\n", {"link.alpha (line 5)"});
+  expect_error(kMinimal + "arrival:\n  model: stragglers\n  rank:\n  delay: 5ms\n", {"arrival.rank (line 6)", "nothing"});
 }
 
 TEST(SpecErrors, DuplicatesInAnAxis) {

@@ -54,6 +54,19 @@ YamlKeyRules labelled_key_rules(YamlLabeler label,
   return rules;
 }
 
+namespace {
+
+// An empty value (`key:` and nothing after it) is a null node that yaml-cpp marks where the
+// next token starts, often the next line, so errors about it would name the wrong line. A null
+// node parsed on the key's line stands in for it: the same value, the key's line.
+YAML::Node null_on_line_of(const YAML::Node& key, const YAML::Node& value) {
+  const int line = key.Mark().line;
+  if (line < 0 || value.Mark().line == line) return value;
+  return YAML::Load(std::string(static_cast<std::size_t>(line), '\n') + "~");
+}
+
+}  // namespace
+
 YamlEntries checked_map_entries(const YAML::Node& map, std::string_view path, std::span<const std::string_view> known,
                                 const YamlKeyRules& rules) {
   COLLSIM_ASSERT(map.IsMap(), fmt::format("checked_map_entries: '{}' is not a map", path));
@@ -67,7 +80,7 @@ YamlEntries checked_map_entries(const YAML::Node& map, std::string_view path, st
     if (rules.repeated_key && !seen.insert(key).second) {
       throw ConfigError(rules.repeated_key(entry.first, yaml_key_path(path, key), key));
     }
-    entries.emplace_back(key, entry.second);
+    entries.emplace_back(key, entry.second.IsNull() ? null_on_line_of(entry.first, entry.second) : entry.second);
   }
   return entries;
 }
