@@ -365,7 +365,6 @@ bool BundledMaxMinNetwork::apply_without_solve(double now) {
   }
   ++stats_.reshares;
   ++stats_.reshares_deferred;
-  deferred_since_solve_ = true;
   for (std::uint32_t id : touched_) {
     Bundle& b = bundles_[id];
     b.touched = false;
@@ -399,15 +398,16 @@ void BundledMaxMinNetwork::reshare(double now) {
   // The approximate mode: changes within the interval after a solve wait for the next one.
   bool solve_all = false;
   if (interval_s_ > 0) {
-    solve_all = deferred_since_solve_;
     changed_ = false;
     // A link that starts binding is solved at once: until then its flows would not share it.
     bool starts_binding = false;
     for (std::uint32_t l : dirty_links_) starts_binding = starts_binding || (link_binds_[l] == 0 && can_bind(l));
     if (now < next_solve_s_ && !starts_binding && apply_without_solve(now)) return;
-    // Completions in the interval touched their bundles (take_due), or the pass above gave up
-    // after its joins: solve them now.
-    solve_all = solve_all || !touched_.empty();
+    // The shortcuts below assume every rate outside the changes is max-min fair, which is not so
+    // after a pass without a solve (its timer is still set), after completions in the interval
+    // (take_due touched their bundles) or when the pass above gave up after its joins: then
+    // fill whatever the changes reach.
+    solve_all = resolve_at_s_ < kInf || !touched_.empty();
     next_solve_s_ = now + interval_s_;
     resolve_at_s_ = kInf;
     for (std::uint32_t id : pending_touched_) {
@@ -419,9 +419,6 @@ void BundledMaxMinNetwork::reshare(double now) {
       }
     }
     pending_touched_.clear();
-    // The shortcuts below assume every rate outside the changes is max-min fair, which the
-    // rates given without a solve are not: then fill whatever the changes reach.
-    deferred_since_solve_ = false;
   }
   if (++epoch_ == 0) {
     std::fill(link_seen_.begin(), link_seen_.end(), 0);

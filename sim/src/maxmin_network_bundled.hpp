@@ -198,8 +198,7 @@ class BundledMaxMinNetwork {
   double interval_s_ = 0;
   double next_solve_s_ = -std::numeric_limits<double>::infinity();
   double resolve_at_s_ = std::numeric_limits<double>::infinity();
-  bool changed_ = false;
-  bool deferred_since_solve_ = false;  // flows started or finished since the last reshare() (approximate mode)
+  bool changed_ = false;  // flows started or finished since the last reshare()
   std::vector<std::uint32_t> pending_touched_;
   ReplaySharingStats stats_;
 };

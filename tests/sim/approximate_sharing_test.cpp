@@ -27,20 +27,35 @@ using detail::LinkTable;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// Two links of one capacity U on a 2:1 cluster, for flows added to the network by hand (it
+// reads only the links' capacities).
+struct TwoLinks {
+  LinkTable links{load_topology("cluster_h100_1024_2to1", 256)};
+  std::uint32_t first = 0;
+  std::uint32_t second = [this] {
+    std::uint32_t l = first + 1;
+    while (links.bandwidth_Bps[l] != links.bandwidth_Bps[first]) ++l;
+    return l;
+  }();
+  double U = links.bandwidth_Bps[first];
+
+  BundledMaxMinNetwork network(double interval_s) const {
+    return BundledMaxMinNetwork(links, true, BundledMaxMinNetwork::kScanLinks, interval_s);
+  }
+};
+
 // Two links of capacity U: A crosses the first, C and D the second, B both. Max-min: the second
 // link's level U/3 fixes B, C and D; A takes the rest of the first, 2U/3. C is small and
 // finishes inside the interval: without a solve its bundle-mate D takes C's share too (the bundle
 // keeps what it had: 2U/3), A and B keep theirs. The solve due at the interval's end, with no
 // other event before it, gives A, B and D U/2 each, which dates their completions.
 TEST(ApproximateSharing, ChangesWithinTheIntervalWaitForTheNextSolve) {
-  const Topology topo = load_topology("cluster_h100_1024_2to1", 256);
-  const LinkTable links(topo);
-  const std::uint32_t first = 0;
-  std::uint32_t second = 1;
-  while (links.bandwidth_Bps[second] != links.bandwidth_Bps[first]) ++second;
-  const double U = links.bandwidth_Bps[first];
+  const TwoLinks two;
+  const std::uint32_t first = two.first;
+  const std::uint32_t second = two.second;
+  const double U = two.U;
   const double interval_s = 1e-3;
-  BundledMaxMinNetwork net(links, true, BundledMaxMinNetwork::kScanLinks, interval_s);
+  BundledMaxMinNetwork net = two.network(interval_s);
   const double c_bytes = U / 3 * 1e-4;  // done at 0.1 ms, inside the interval
   const double big = U * 1e-2;          // D, the first of the others, is done after 15 ms
   const std::uint32_t a_links[] = {first};
@@ -84,14 +99,12 @@ TEST(ApproximateSharing, ChangesWithinTheIntervalWaitForTheNextSolve) {
 // cannot place is solved at once: a new bundle on a binding link (here a flow with another cap),
 // and a link that starts binding.
 TEST(ApproximateSharing, WhatABundleCannotAbsorbIsSolvedAtOnce) {
-  const Topology topo = load_topology("cluster_h100_1024_2to1", 256);
-  const LinkTable links(topo);
-  const std::uint32_t first = 0;
-  std::uint32_t second = 1;
-  while (links.bandwidth_Bps[second] != links.bandwidth_Bps[first]) ++second;
-  const double U = links.bandwidth_Bps[first];
+  const TwoLinks two;
+  const std::uint32_t first = two.first;
+  const std::uint32_t second = two.second;
+  const double U = two.U;
   const double interval_s = 1e-3;
-  BundledMaxMinNetwork net(links, true, BundledMaxMinNetwork::kScanLinks, interval_s);
+  BundledMaxMinNetwork net = two.network(interval_s);
   const std::uint32_t on_first[] = {first};
   const double big = U;  // none of these finishes within the test
   net.add(0, U / 2 * 1e-4 + U / 3 * 1e-4, U, 1.0, on_first, 1);  // P: done at 0.2 ms
