@@ -218,6 +218,15 @@ TEST(ModelFile, BadFilesNameKeyAndLine) {
   expect_contains(error_of(head + "link: {latency_s: 3us, bandwidth_Bps: [1}\n"), "m.yaml:3: YAML syntax error");
 }
 
+// An empty value (`key:` and nothing) is reported on its key's line, not where yaml-cpp marks
+// the null (the next token's line).
+TEST(ModelFile, EmptyValueNamesItsKeysLine) {
+  const std::string head = kHead;
+  expect_contains(error_of(head + "link:\n  latency_s:\n  bandwidth_Bps: 1e9\n"), "m.yaml:4: 'link.latency_s' must be a scalar");
+  expect_contains(error_of(head + "link:\n  latency_s: 3us\n  bandwidth_Bps: 1e9\n  gamma_s_per_byte:\n\nname: x\n"),
+                  "m.yaml:6: 'link.gamma_s_per_byte' must be a scalar");
+}
+
 // Version 2: execution defaults, the origin of each term, and per-regime protocol and launch,
 // all round-tripped; execution_for_size takes the launch of the size's regime.
 TEST(ModelFile, Version2ExecutionTermsAndLaunchRoundTrip) {

@@ -270,6 +270,18 @@ TEST_F(TopologyYaml, UnknownKeysNameThePathAndLine) {
   EXPECT_NE(msg.find("'cluster.oversubscriptoin'"), std::string::npos) << msg;
 }
 
+// An empty value (`key:` and nothing) is reported on its key's line, not where yaml-cpp marks
+// the null (the next token's line), and the file is named once.
+TEST_F(TopologyYaml, EmptyValueNamesItsKeysLine) {
+  write("empty", "kind: cluster\nn: 64\ncluster:\n  gpus_per_node:\n  nics_per_node: 8\n");
+  std::string msg = config_error([&] { (void)load_topology("empty", {}, dir_.string()); });
+  EXPECT_NE(msg.find("empty.yaml:4: 'cluster.gpus_per_node' must be a single value"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("empty.yaml:", msg.find("empty.yaml:") + 1), std::string::npos) << msg;
+  write("empty", "kind: nvswitch\nn: 8\nlatency:\n\nbandwidth: 1GBps\n");
+  msg = config_error([&] { (void)load_topology("empty", {}, dir_.string()); });
+  EXPECT_NE(msg.find("empty.yaml:3: 'latency'"), std::string::npos) << msg;
+}
+
 TEST_F(TopologyYaml, BadInputIsRejectedClearly) {
   const std::string d = dir_.string();
   auto error_of = [&](const std::string& text, std::optional<std::uint32_t> n = {}) {

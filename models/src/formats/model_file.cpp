@@ -122,7 +122,7 @@ class Reader {
 
   void check_keys(const YAML::Node& node, std::string_view path, std::initializer_list<std::string_view> known) const {
     expect_map(node, path);
-    // Repeated keys stay accepted here: lookups with node[key] see the first one.
+    // Repeated keys stay accepted here: lookups with yaml_child see the first one.
     YamlKeyRules rules;
     rules.key_text = [](const YAML::Node& key, std::string_view) { return key.Scalar(); };
     rules.unknown_key = [this](const YAML::Node& key_node, std::string_view map_path, std::string_view key,
@@ -134,7 +134,7 @@ class Reader {
   }
 
   YAML::Node require(const YAML::Node& node, std::string_view key, std::string_view path) const {
-    const YAML::Node child = node[std::string(key)];
+    const YAML::Node child = yaml_child(node, key);
     if (!child) fail(node, fmt::format("'{}' has no key '{}'", path.empty() ? "<top>" : path, key));
     return child;
   }
@@ -190,7 +190,7 @@ class Reader {
     link.bandwidth_Bps =
         parse_bandwidth_Bps(scalar(bandwidth, fmt::format("{}.bandwidth_Bps", path)), what(bandwidth, "bandwidth_Bps"),
                             BareNumber::BaseUnit);
-    if (const YAML::Node gamma = node["gamma_s_per_byte"]) {
+    if (const YAML::Node gamma = yaml_child(node, "gamma_s_per_byte")) {
       link.gamma_s_per_byte = non_negative(gamma, fmt::format("{}.gamma_s_per_byte", path));
     }
     return link;
@@ -227,25 +227,25 @@ FittedRegime read_regime(const Reader& r, const YAML::Node& node, const std::str
                   "gamma_fitted"});
   }
   FittedRegime regime;
-  if (const YAML::Node v = node["protocol"]) regime.protocol = read_protocol(r, v, path + ".protocol");
-  if (const YAML::Node v = node["launch_s"]) {
+  if (const YAML::Node v = yaml_child(node, "protocol")) regime.protocol = read_protocol(r, v, path + ".protocol");
+  if (const YAML::Node v = yaml_child(node, "launch_s")) {
     regime.launch_s = parse_duration_s(r.scalar(v, path + ".launch_s"), r.what(v, path + ".launch_s"), BareNumber::BaseUnit);
   }
-  if (const YAML::Node v = node["latency_fitted"]) regime.latency_fitted = r.boolean(v, path + ".latency_fitted");
-  if (const YAML::Node v = node["launch_fitted"]) regime.launch_fitted = r.boolean(v, path + ".launch_fitted");
+  if (const YAML::Node v = yaml_child(node, "latency_fitted")) regime.latency_fitted = r.boolean(v, path + ".latency_fitted");
+  if (const YAML::Node v = yaml_child(node, "launch_fitted")) regime.launch_fitted = r.boolean(v, path + ".launch_fitted");
   // Absent from files written before the term existed: 0, as those fits charged no such launch.
-  if (const YAML::Node v = node["launch_per_extra_gpu_s"]) {
+  if (const YAML::Node v = yaml_child(node, "launch_per_extra_gpu_s")) {
     regime.launch_per_extra_gpu_s = parse_duration_s(r.scalar(v, path + ".launch_per_extra_gpu_s"),
                                                      r.what(v, path + ".launch_per_extra_gpu_s"), BareNumber::BaseUnit);
   }
-  if (const YAML::Node v = node["launch_per_extra_gpu_fitted"]) {
+  if (const YAML::Node v = yaml_child(node, "launch_per_extra_gpu_fitted")) {
     regime.launch_per_extra_gpu_fitted = r.boolean(v, path + ".launch_per_extra_gpu_fitted");
   }
   regime.link = r.link(node, path);
   regime.min_size_bytes = r.non_negative(r.require(node, "min_size_bytes", path), path + ".min_size_bytes");
   regime.max_size_bytes = r.non_negative(r.require(node, "max_size_bytes", path), path + ".max_size_bytes");
-  if (const YAML::Node rows = node["rows"]) regime.rows = r.unsigned_integer(rows, path + ".rows");
-  if (const YAML::Node g = node["gamma_fitted"]) regime.gamma_fitted = r.boolean(g, path + ".gamma_fitted");
+  if (const YAML::Node rows = yaml_child(node, "rows")) regime.rows = r.unsigned_integer(rows, path + ".rows");
+  if (const YAML::Node g = yaml_child(node, "gamma_fitted")) regime.gamma_fitted = r.boolean(g, path + ".gamma_fitted");
   if (regime.max_size_bytes < regime.min_size_bytes) {
     r.fail(node, fmt::format("'{}': max_size_bytes {} is below min_size_bytes {}", path, regime.max_size_bytes,
                              regime.min_size_bytes));
@@ -257,14 +257,14 @@ ModelProvenance read_provenance(const Reader& r, const YAML::Node& node) {
   r.check_keys(node, "provenance",
                {"tool", "command", "algorithm", "topology", "method", "time_column", "fit_on", "sources"});
   ModelProvenance p;
-  if (const YAML::Node v = node["tool"]) p.tool = r.scalar(v, "provenance.tool");
-  if (const YAML::Node v = node["command"]) p.command = r.scalar(v, "provenance.command");
-  if (const YAML::Node v = node["algorithm"]) p.algorithm = r.scalar(v, "provenance.algorithm");
-  if (const YAML::Node v = node["topology"]) p.topology = r.scalar(v, "provenance.topology");
-  if (const YAML::Node v = node["method"]) p.method = r.scalar(v, "provenance.method");
-  if (const YAML::Node v = node["time_column"]) p.time_column = r.scalar(v, "provenance.time_column");
-  if (const YAML::Node v = node["fit_on"]) p.fit_on = r.string_list(v, "provenance.fit_on");
-  if (const YAML::Node sources = node["sources"]) {
+  if (const YAML::Node v = yaml_child(node, "tool")) p.tool = r.scalar(v, "provenance.tool");
+  if (const YAML::Node v = yaml_child(node, "command")) p.command = r.scalar(v, "provenance.command");
+  if (const YAML::Node v = yaml_child(node, "algorithm")) p.algorithm = r.scalar(v, "provenance.algorithm");
+  if (const YAML::Node v = yaml_child(node, "topology")) p.topology = r.scalar(v, "provenance.topology");
+  if (const YAML::Node v = yaml_child(node, "method")) p.method = r.scalar(v, "provenance.method");
+  if (const YAML::Node v = yaml_child(node, "time_column")) p.time_column = r.scalar(v, "provenance.time_column");
+  if (const YAML::Node v = yaml_child(node, "fit_on")) p.fit_on = r.string_list(v, "provenance.fit_on");
+  if (const YAML::Node sources = yaml_child(node, "sources")) {
     if (!sources.IsSequence()) r.fail(sources, "'provenance.sources' must be a list");
     for (std::size_t i = 0; i < sources.size(); ++i) {
       const std::string path = fmt::format("provenance.sources[{}]", i);
@@ -272,11 +272,11 @@ ModelProvenance read_provenance(const Reader& r, const YAML::Node& node) {
       r.check_keys(s, path, {"file", "format", "collective", "n", "rows", "fnv1a64"});
       ModelSource src;
       src.file = r.scalar(r.require(s, "file", path), path + ".file");
-      if (const YAML::Node v = s["format"]) src.format = r.scalar(v, path + ".format");
-      if (const YAML::Node v = s["collective"]) src.collective = r.scalar(v, path + ".collective");
-      if (const YAML::Node v = s["n"]) src.n = static_cast<std::uint32_t>(r.unsigned_integer(v, path + ".n"));
-      if (const YAML::Node v = s["rows"]) src.rows = r.unsigned_integer(v, path + ".rows");
-      if (const YAML::Node v = s["fnv1a64"]) src.fnv1a64 = r.scalar(v, path + ".fnv1a64");
+      if (const YAML::Node v = yaml_child(s, "format")) src.format = r.scalar(v, path + ".format");
+      if (const YAML::Node v = yaml_child(s, "collective")) src.collective = r.scalar(v, path + ".collective");
+      if (const YAML::Node v = yaml_child(s, "n")) src.n = static_cast<std::uint32_t>(r.unsigned_integer(v, path + ".n"));
+      if (const YAML::Node v = yaml_child(s, "rows")) src.rows = r.unsigned_integer(v, path + ".rows");
+      if (const YAML::Node v = yaml_child(s, "fnv1a64")) src.fnv1a64 = r.scalar(v, path + ".fnv1a64");
       p.sources.push_back(std::move(src));
     }
   }
@@ -285,9 +285,9 @@ ModelProvenance read_provenance(const Reader& r, const YAML::Node& node) {
 
 void read_fit(const Reader& r, const YAML::Node& node, ModelFile& model) {
   r.check_keys(node, "fit", {"median_abs_rel_error", "max_abs_rel_error", "rows"});
-  if (const YAML::Node v = node["median_abs_rel_error"]) model.median_abs_rel_error = r.non_negative(v, "fit.median_abs_rel_error");
-  if (const YAML::Node v = node["max_abs_rel_error"]) model.max_abs_rel_error = r.non_negative(v, "fit.max_abs_rel_error");
-  const YAML::Node rows = node["rows"];
+  if (const YAML::Node v = yaml_child(node, "median_abs_rel_error")) model.median_abs_rel_error = r.non_negative(v, "fit.median_abs_rel_error");
+  if (const YAML::Node v = yaml_child(node, "max_abs_rel_error")) model.max_abs_rel_error = r.non_negative(v, "fit.max_abs_rel_error");
+  const YAML::Node rows = yaml_child(node, "rows");
   if (!rows) return;
   if (!rows.IsSequence()) r.fail(rows, "'fit.rows' must be a list");
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -307,17 +307,17 @@ void read_fit(const Reader& r, const YAML::Node& node, ModelFile& model) {
     out.rel_error = r.number(r.require(row, "rel_error", path), path + ".rel_error");
     out.role = r.scalar(r.require(row, "role", path), path + ".role");
     if (out.role != "fit" && out.role != "predict") {
-      r.fail(row["role"], fmt::format("'{}.role' = '{}' must be fit or predict", path, out.role));
+      r.fail(yaml_child(row, "role"), fmt::format("'{}.role' = '{}' must be fit or predict", path, out.role));
     }
-    if (const YAML::Node v = row["regime"]) out.regime = static_cast<std::uint32_t>(r.unsigned_integer(v, path + ".regime"));
+    if (const YAML::Node v = yaml_child(row, "regime")) out.regime = static_cast<std::uint32_t>(r.unsigned_integer(v, path + ".regime"));
     model.fit_rows.push_back(std::move(out));
   }
 }
 
 // `link` (single-class) or `link_classes` + `gamma_s_per_byte` (multi-class), never both.
 void read_links(const Reader& r, const YAML::Node& root, ModelFile& model) {
-  const YAML::Node link = root["link"];
-  const YAML::Node classes = root["link_classes"];
+  const YAML::Node link = yaml_child(root, "link");
+  const YAML::Node classes = yaml_child(root, "link_classes");
   if (link && classes) r.fail(classes, "give either 'link' (one class) or 'link_classes', not both");
   if (!classes) {
     for (const char* key : {"gamma_s_per_byte", "unidentified_classes"}) {
@@ -340,10 +340,10 @@ void read_links(const Reader& r, const YAML::Node& root, ModelFile& model) {
     model.link_classes.push_back({name, values.latency_s, values.bandwidth_Bps, r.line(entry.first)});
   }
   model.link = LinkModel{model.link_classes.front().latency_s, model.link_classes.front().bandwidth_Bps, 0.0};
-  if (const YAML::Node gamma = root["gamma_s_per_byte"]) {
+  if (const YAML::Node gamma = yaml_child(root, "gamma_s_per_byte")) {
     model.link.gamma_s_per_byte = r.non_negative(gamma, "gamma_s_per_byte");
   }
-  if (const YAML::Node list = root["unidentified_classes"]) {
+  if (const YAML::Node list = yaml_child(root, "unidentified_classes")) {
     model.unidentified_classes = r.string_list(list, "unidentified_classes");
     for (const auto& u : model.unidentified_classes) {
       for (const auto& c : model.link_classes) {
@@ -354,7 +354,7 @@ void read_links(const Reader& r, const YAML::Node& root, ModelFile& model) {
       }
     }
   }
-  if (const YAML::Node regimes = root["regimes"]) {
+  if (const YAML::Node regimes = yaml_child(root, "regimes")) {
     r.fail(regimes, "'regimes' apply to single-class models ('link'), not to 'link_classes'");
   }
 }
@@ -362,10 +362,10 @@ void read_links(const Reader& r, const YAML::Node& root, ModelFile& model) {
 void read_execution(const Reader& r, const YAML::Node& node, ModelFile& model) {
   r.check_keys(node, "execution", {"style", "launch_s"});
   model.has_execution = true;
-  if (const YAML::Node v = node["style"]) {
+  if (const YAML::Node v = yaml_child(node, "style")) {
     model.execution.style = parse_execution_style(r.scalar(v, "execution.style"), r.what(v, "execution.style"));
   }
-  if (const YAML::Node v = node["launch_s"]) {
+  if (const YAML::Node v = yaml_child(node, "launch_s")) {
     model.execution.launch_s = parse_duration_s(r.scalar(v, "execution.launch_s"), r.what(v, "execution.launch_s"),
                                                 BareNumber::BaseUnit);
   }
@@ -381,9 +381,9 @@ void read_terms(const Reader& r, const YAML::Node& node, ModelFile& model) {
     term.name = name;
     term.origin = r.scalar(r.require(entry.second, "origin", path), path + ".origin");
     if (term.origin != "fitted" && term.origin != "prior") {
-      r.fail(entry.second["origin"], fmt::format("'{}.origin' = '{}' must be fitted or prior", path, term.origin));
+      r.fail(yaml_child(entry.second, "origin"), fmt::format("'{}.origin' = '{}' must be fitted or prior", path, term.origin));
     }
-    if (const YAML::Node v = entry.second["source"]) term.source = r.scalar(v, path + ".source");
+    if (const YAML::Node v = yaml_child(entry.second, "source")) term.source = r.scalar(v, path + ".source");
     if (term.origin == "prior" && term.source.empty()) {
       r.fail(entry.second, fmt::format("'{}': a prior names its source ('source')", path));
     }
@@ -553,11 +553,11 @@ ModelFile parse_model_file(std::string_view yaml_text, std::string_view source) 
   }
   ModelFile model;
   model.source = std::string(source);
-  if (const YAML::Node name = root["name"]) model.name = r.scalar(name, "name");
+  if (const YAML::Node name = yaml_child(root, "name")) model.name = r.scalar(name, "name");
   read_links(r, root, model);
-  if (const YAML::Node e = root["execution"]) read_execution(r, e, model);
-  if (const YAML::Node t = root["terms"]) read_terms(r, t, model);
-  if (const YAML::Node regimes = root["regimes"]) {
+  if (const YAML::Node e = yaml_child(root, "execution")) read_execution(r, e, model);
+  if (const YAML::Node t = yaml_child(root, "terms")) read_terms(r, t, model);
+  if (const YAML::Node regimes = yaml_child(root, "regimes")) {
     if (!regimes.IsSequence() || regimes.size() == 0) r.fail(regimes, "'regimes' must be a non-empty list");
     for (std::size_t k = 0; k < regimes.size(); ++k) {
       model.regimes.push_back(read_regime(r, regimes[k], fmt::format("regimes[{}]", k), file_version));
@@ -568,8 +568,8 @@ ModelFile parse_model_file(std::string_view yaml_text, std::string_view source) 
       }
     }
   }
-  if (const YAML::Node p = root["provenance"]) model.provenance = read_provenance(r, p);
-  if (const YAML::Node f = root["fit"]) read_fit(r, f, model);
+  if (const YAML::Node p = yaml_child(root, "provenance")) model.provenance = read_provenance(r, p);
+  if (const YAML::Node f = yaml_child(root, "fit")) read_fit(r, f, model);
   return model;
 }
 

@@ -41,7 +41,7 @@ class TopologyFile {
       throw ConfigError(fmt::format("{}: '{}' must be a mapping of keys to values", where(file_, map),
                                     prefix.empty() ? "top level" : prefix));
     }
-    // Repeated keys stay accepted here: lookups with node[key] see the first one.
+    // Repeated keys stay accepted here: lookups with yaml_child see the first one.
     YamlKeyRules rules;
     rules.key_text = [](const YAML::Node& key, std::string_view) { return key.as<std::string>(); };
     rules.unknown_key = [this](const YAML::Node& key_node, std::string_view map_path, std::string_view key,
@@ -110,8 +110,8 @@ ClusterSpec parse_cluster(const TopologyFile& f, const YAML::Node& node) {
               {"gpus_per_node", "nics_per_node", "nvlink_bandwidth", "nvlink_latency", "nic_bandwidth",
                "network_latency", "nodes_per_leaf", "oversubscription", "rail_optimized"});
   ClusterSpec c;
-  if (auto v = node["gpus_per_node"]) c.gpus_per_node = f.count(v, "cluster.gpus_per_node");
-  if (auto v = node["nics_per_node"]) {
+  if (auto v = yaml_child(node, "gpus_per_node")) c.gpus_per_node = f.count(v, "cluster.gpus_per_node");
+  if (auto v = yaml_child(node, "nics_per_node")) {
     c.nics_per_node = f.count(v, "cluster.nics_per_node");
     if (c.gpus_per_node % c.nics_per_node != 0) {
       throw ConfigError(fmt::format("{}: 'cluster.nics_per_node' = {} must divide cluster.gpus_per_node = {} (the "
@@ -119,19 +119,19 @@ ClusterSpec parse_cluster(const TopologyFile& f, const YAML::Node& node) {
                                     where(f.file(), v), c.nics_per_node, c.gpus_per_node));
     }
   }
-  if (auto v = node["nvlink_bandwidth"]) c.nvlink_bandwidth_Bps = f.bandwidth(v, "cluster.nvlink_bandwidth");
-  if (auto v = node["nvlink_latency"]) c.nvlink_latency_s = f.duration(v, "cluster.nvlink_latency");
-  if (auto v = node["nic_bandwidth"]) c.nic_bandwidth_Bps = f.bandwidth(v, "cluster.nic_bandwidth");
-  if (auto v = node["network_latency"]) c.network_latency_s = f.duration(v, "cluster.network_latency");
-  if (auto v = node["nodes_per_leaf"]) c.nodes_per_leaf = f.count(v, "cluster.nodes_per_leaf");
-  if (auto v = node["oversubscription"]) {
+  if (auto v = yaml_child(node, "nvlink_bandwidth")) c.nvlink_bandwidth_Bps = f.bandwidth(v, "cluster.nvlink_bandwidth");
+  if (auto v = yaml_child(node, "nvlink_latency")) c.nvlink_latency_s = f.duration(v, "cluster.nvlink_latency");
+  if (auto v = yaml_child(node, "nic_bandwidth")) c.nic_bandwidth_Bps = f.bandwidth(v, "cluster.nic_bandwidth");
+  if (auto v = yaml_child(node, "network_latency")) c.network_latency_s = f.duration(v, "cluster.network_latency");
+  if (auto v = yaml_child(node, "nodes_per_leaf")) c.nodes_per_leaf = f.count(v, "cluster.nodes_per_leaf");
+  if (auto v = yaml_child(node, "oversubscription")) {
     c.oversubscription = f.ratio(v, "cluster.oversubscription");
     if (!(c.oversubscription >= 1.0)) {
       throw ConfigError(fmt::format("{}: 'cluster.oversubscription' = {} must be >= 1 (2 means 2:1)",
                                     where(f.file(), v), c.oversubscription));
     }
   }
-  if (auto v = node["rail_optimized"]) c.rail_optimized = f.flag(v, "cluster.rail_optimized");
+  if (auto v = yaml_child(node, "rail_optimized")) c.rail_optimized = f.flag(v, "cluster.rail_optimized");
   return c;
 }
 
@@ -139,27 +139,27 @@ Topology topology_from_yaml(const YAML::Node& root, const TopologyFile& f, const
                             std::optional<std::uint32_t> n_override) {
   f.only_keys(root, "", {"kind", "name", "description", "n", "latency", "bandwidth", "gamma", "switch_reduction",
                           "switch_reduction_efficiency", "cluster"});
-  const YAML::Node kind_node = root["kind"];
+  const YAML::Node kind_node = yaml_child(root, "kind");
   if (!kind_node) throw ConfigError(fmt::format("{}: missing key 'kind' (nvswitch, full_mesh, dgx1, cluster)", f.file()));
   const TopologyKind kind = parse_kind(f, kind_node);
-  const std::string name = root["name"] ? f.scalar(root["name"], "name") : default_name;
+  const std::string name = yaml_child(root, "name") ? f.scalar(yaml_child(root, "name"), "name") : default_name;
 
   // Keys that exist but do not apply to this kind are mistakes, not options to ignore.
   const bool is_cluster = kind == TopologyKind::Cluster;
   for (std::string_view key : {"latency", "bandwidth"}) {
-    if (is_cluster && root[std::string(key)]) {
+    if (is_cluster && yaml_child(root, key)) {
       throw ConfigError(fmt::format("{}: key '{}' does not apply to kind cluster (use cluster.nvlink_{} and "
-                                    "cluster.{})", where(f.file(), root[std::string(key)]), key, key,
+                                    "cluster.{})", where(f.file(), yaml_child(root, key)), key, key,
                                     key == "latency" ? "network_latency" : "nic_bandwidth"));
     }
   }
-  if (!is_cluster && root["cluster"]) {
+  if (!is_cluster && yaml_child(root, "cluster")) {
     throw ConfigError(fmt::format("{}: key 'cluster' applies only to kind cluster, not {}",
-                                  where(f.file(), root["cluster"]), topology_kind_name(kind)));
+                                  where(f.file(), yaml_child(root, "cluster")), topology_kind_name(kind)));
   }
 
   std::uint32_t n = 0;
-  if (auto v = root["n"]) {
+  if (auto v = yaml_child(root, "n")) {
     const std::uint32_t gpus = f.count(v, "n");
     if (n_override && *n_override > gpus) {
       throw ConfigError(fmt::format("{}: {} ranks do not fit topology '{}' with n = {} GPUs", where(f.file(), v),
@@ -175,13 +175,13 @@ Topology topology_from_yaml(const YAML::Node& root, const TopologyFile& f, const
   }
 
   LinkModel link;
-  if (auto v = root["latency"]) link.latency_s = f.duration(v, "latency");
-  if (auto v = root["bandwidth"]) link.bandwidth_Bps = f.bandwidth(v, "bandwidth");
-  if (auto v = root["gamma"]) link.gamma_s_per_byte = f.duration(v, "gamma");
+  if (auto v = yaml_child(root, "latency")) link.latency_s = f.duration(v, "latency");
+  if (auto v = yaml_child(root, "bandwidth")) link.bandwidth_Bps = f.bandwidth(v, "bandwidth");
+  if (auto v = yaml_child(root, "gamma")) link.gamma_s_per_byte = f.duration(v, "gamma");
 
   // Only an NVSwitch can reduce in the network; absent means it cannot (older files).
   bool switch_reduction = false;
-  if (auto v = root["switch_reduction"]) {
+  if (auto v = yaml_child(root, "switch_reduction")) {
     switch_reduction = f.flag(v, "switch_reduction");
     if (switch_reduction && kind != TopologyKind::NvSwitch && kind != TopologyKind::Cluster) {
       throw ConfigError(fmt::format("{}: 'switch_reduction' = true needs an NVSwitch (kind nvswitch or cluster); "
@@ -192,7 +192,7 @@ Topology topology_from_yaml(const YAML::Node& root, const TopologyFile& f, const
   // The switch's reduce-and-multicast throughput relative to an NVLink port; 1 (none lost) when
   // absent, so files written before it keep their results.
   double switch_efficiency = 1.0;
-  if (auto v = root["switch_reduction_efficiency"]) {
+  if (auto v = yaml_child(root, "switch_reduction_efficiency")) {
     if (!switch_reduction) {
       throw ConfigError(fmt::format("{}: 'switch_reduction_efficiency' needs 'switch_reduction: true'",
                                     where(f.file(), v)));
@@ -204,19 +204,20 @@ Topology topology_from_yaml(const YAML::Node& root, const TopologyFile& f, const
     }
   }
 
-  const std::string context = fmt::format("{}: topology '{}'", f.file(), name);
+  // Read before the try below: its errors already name the file and line.
+  const YAML::Node cluster_node = yaml_child(root, "cluster");
+  const ClusterSpec cluster_spec = cluster_node ? parse_cluster(f, cluster_node) : ClusterSpec{};
   Topology topology;
   try {
     switch (kind) {
       case TopologyKind::NvSwitch: topology = make_nvswitch(n, link, name); break;
       case TopologyKind::FullMesh: topology = make_full_mesh(n, link, name); break;
       case TopologyKind::Dgx1:
-        if (!root["bandwidth"]) link.bandwidth_Bps = 25e9;  // one NVLink 2.0, per direction
+        if (!yaml_child(root, "bandwidth")) link.bandwidth_Bps = 25e9;  // one NVLink 2.0, per direction
         topology = make_dgx1(n, link, name);
         break;
       case TopologyKind::Cluster: {
-        const ClusterSpec spec = root["cluster"] ? parse_cluster(f, root["cluster"]) : ClusterSpec{};
-        topology = make_cluster(n, spec, link.gamma_s_per_byte, name);
+        topology = make_cluster(n, cluster_spec, link.gamma_s_per_byte, name);
         break;
       }
     }

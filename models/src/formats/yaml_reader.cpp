@@ -85,6 +85,16 @@ YamlEntries checked_map_entries(const YAML::Node& map, std::string_view path, st
   return entries;
 }
 
+YAML::Node yaml_child(const YAML::Node& map, std::string_view key) {
+  if (!map.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  for (const auto& entry : map) {
+    if (entry.first.IsScalar() && entry.first.Scalar() == key) {
+      return entry.second.IsNull() ? null_on_line_of(entry.first, entry.second) : entry.second;
+    }
+  }
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
 const YAML::Node* find_entry(const YamlEntries& entries, std::string_view key) {
   for (const auto& [k, v] : entries) {
     if (k == key) return &v;

@@ -60,6 +60,10 @@ YamlKeyRules labelled_key_rules(YamlLabeler label,
 YamlEntries checked_map_entries(const YAML::Node& map, std::string_view path, std::span<const std::string_view> known,
                                 const YamlKeyRules& rules);
 
+/// map[key], except that an empty value (`key:` and nothing) is placed on the key's line, as in
+/// checked_map_entries; undefined (false) when the key is absent or `map` is not a map.
+YAML::Node yaml_child(const YAML::Node& map, std::string_view key);
+
 /// The first entry named `key`, or nullptr. The pointer lives as long as `entries`.
 const YAML::Node* find_entry(const YamlEntries& entries, std::string_view key);
 
