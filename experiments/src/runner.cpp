@@ -153,7 +153,7 @@ class Executor {
     ArrivalProcess process(arrival_for(spec_.arrivals[p.arrival], n), n, arrival_seed(spec_.seed, p.arrival, n));
     // Straggler-oblivious schedules do not depend on the straggler: one cache entry for all.
     const auto straggler_of = [&](const std::vector<std::uint32_t>& expected) -> Rank {
-      return ran.schedule_depends_on_straggler() && !expected.empty() ? expected.front() : n - 1;
+      return ran.schedule_depends_on_straggler() ? process.spec().schedule_straggler(expected).value_or(n - 1) : n - 1;
     };
     // The cache key's parts that do not change from trial to trial, worked out once per unit:
     // hierarchical schedules depend on the node size (flat ones share one entry), and rows whose

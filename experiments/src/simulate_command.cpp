@@ -52,7 +52,7 @@ int simulate_iterations(const ArgParser& parser, const std::string& algorithm, c
     throw ConfigError("simulate: --trace records one run; with --arrival-trace add --iteration K");
   }
   ArrivalProcess process(arrival_spec, options.n, seed);
-  if (!options.straggler) options.straggler = arrival_spec.expected_stragglers().front();
+  if (!options.straggler) options.straggler = arrival_spec.schedule_straggler(arrival_spec.expected_stragglers());
   auto engine = make_engine(resolve_engine_name(parser.get("engine")));
   const Schedule schedule = generate_schedule(algorithm, options);
   const std::size_t count = arrival_spec.trace->size();
@@ -148,7 +148,8 @@ int simulate_command(const Args& args, std::ostream& out) {
       .option("max-schedule-memory", "", "SIZE", "refuse an -n whose run (schedule, and the engine's index of it where it builds one) is estimated to need more memory",
               format_size(kDefaultScheduleMemoryLimit_bytes))
       .flag("json", "print one JSON object instead of a table");
-  // --straggler is also the rank schedules are built for (default: the first late rank, else n-1).
+  // --straggler is also the rank schedules are built for (default: the expected straggler with the
+  // largest mean delay, else n-1).
   declare_arrival_flags(parser);
   add_arrival_trace_options(parser);
   if (!parser.parse(args)) {
@@ -237,8 +238,9 @@ int simulate_command(const Args& args, std::ostream& out) {
   }
   const Arrivals arrivals = make_arrivals(arrival_spec, options.n, 0, seed);
   config.arrival_s = arrivals.arrival_s;
-  // Straggler-aware schedules are built for the expected straggler (the first one listed).
-  if (!options.straggler && !arrivals.expected_stragglers.empty()) options.straggler = arrivals.expected_stragglers.front();
+  // Straggler-aware schedules are built for the expected straggler (of several, the one with the
+  // largest mean delay: ArrivalSpec::schedule_slot).
+  if (!options.straggler) options.straggler = arrival_spec.schedule_straggler(arrivals.expected_stragglers);
 
   auto engine = make_engine(resolve_engine_name(parser.get("engine")));
   options.gpus_per_node = gpus_per_node_of(config.topology);

@@ -122,17 +122,19 @@ std::vector<std::size_t> no_delay_references(const SweepGrid& grid) {
   const ExperimentSpec& spec = grid.spec();
   std::vector<std::size_t> reference(grid.num_points(), kNoReference);
   // The schedule a run uses depends on the expected straggler only for straggler-aware
-  // algorithms (the runner's rule: first expected straggler, else n - 1).
-  const auto schedule_straggler = [&](const Point& p, const std::vector<std::uint32_t>& expected) -> Rank {
+  // algorithms (the runner's rule: ArrivalSpec::schedule_straggler, else n - 1).
+  const auto schedule_straggler = [&](const Point& p, std::optional<std::uint32_t> expected) -> Rank {
     const Rank n = spec.n[p.n];
-    return find_algorithm(spec.algorithms[p.algorithm]).schedule_depends_on_straggler() && !expected.empty() ? expected.front() : n - 1;
+    return find_algorithm(spec.algorithms[p.algorithm]).schedule_depends_on_straggler() ? expected.value_or(n - 1) : n - 1;
   };
   // Per (arrival, n): whether every trial is all zeros, with the expected stragglers of trial 0
-  // (all trials must expect the same ones), and the expected stragglers of the model itself.
+  // (all trials must expect the same ones) and the one a schedule is built for, and that one for
+  // the model itself.
   struct ArrivalFacts {
     bool all_zero = false;
     std::vector<std::uint32_t> zero_expected;
-    std::vector<std::uint32_t> model_expected;
+    std::optional<std::uint32_t> zero_choice;
+    std::optional<std::uint32_t> model_expected;
   };
   std::map<std::pair<std::size_t, std::size_t>, ArrivalFacts> facts;
   const auto facts_of = [&](const Point& p) -> const ArrivalFacts& {
@@ -141,7 +143,7 @@ std::vector<std::size_t> no_delay_references(const SweepGrid& grid) {
     const Rank n = spec.n[p.n];
     ArrivalProcess process(arrival_for(spec.arrivals[p.arrival], n), n, arrival_seed(spec.seed, p.arrival, n));
     ArrivalFacts f;
-    f.model_expected = process.spec().expected_stragglers();
+    f.model_expected = process.spec().schedule_straggler(process.spec().expected_stragglers());
     f.all_zero = true;
     for (std::uint32_t t = 0; t < spec.trials && f.all_zero; ++t) {
       const Arrivals a = process.at(t);
@@ -149,6 +151,7 @@ std::vector<std::size_t> no_delay_references(const SweepGrid& grid) {
                    (t == 0 || a.expected_stragglers == f.zero_expected);
       if (t == 0) f.zero_expected = a.expected_stragglers;
     }
+    f.zero_choice = process.spec().schedule_straggler(f.zero_expected);
     return facts.emplace(key, std::move(f)).first->second;
   };
   using Scenario = std::tuple<std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, Rank>;
@@ -159,7 +162,7 @@ std::vector<std::size_t> no_delay_references(const SweepGrid& grid) {
   for (std::size_t i = 0; i < grid.num_points(); ++i) {
     const Point p = grid.point(i);
     const ArrivalFacts& f = facts_of(p);
-    if (f.all_zero) zero_points.emplace(scenario(p, schedule_straggler(p, f.zero_expected)), i);
+    if (f.all_zero) zero_points.emplace(scenario(p, schedule_straggler(p, f.zero_choice)), i);
   }
   for (std::size_t i = 0; i < grid.num_points(); ++i) {
     const Point p = grid.point(i);

@@ -136,6 +136,22 @@ std::vector<std::uint32_t> ArrivalSpec::expected_stragglers() const {
   return ranks;
 }
 
+std::size_t ArrivalSpec::schedule_slot() const {
+  if (model != ArrivalModel::Stragglers) return 0;
+  std::size_t slot = 0;
+  for (std::size_t j = 1; j < stragglers.size(); ++j) {
+    if (stragglers[j].delay.mean() > stragglers[slot].delay.mean()) slot = j;
+  }
+  return slot;
+}
+
+std::optional<std::uint32_t> ArrivalSpec::schedule_straggler(const std::vector<std::uint32_t>& expected) const {
+  if (expected.empty()) return std::nullopt;
+  const std::size_t slot = schedule_slot();
+  COLLSIM_ASSERT(slot < expected.size(), "expected stragglers in another slot order than the spec's");
+  return expected[slot];
+}
+
 std::string ArrivalSpec::describe() const {
   std::string text;
   switch (model) {

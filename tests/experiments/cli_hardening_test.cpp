@@ -286,8 +286,12 @@ TEST(CliHardening, SimulateJsonHiddenFractionIsNullWithoutDelay) {
 }
 
 TEST(CliHardening, SimulateJsonStragglerIsTheLatestRankAsInResultsCsv) {
-  // Rank 1 is listed first (the schedule's expected straggler) but rank 2 arrives last.
-  const auto r = run({"simulate", "--algo", "stragglar", "-n", "4", "--stragglers", "1:1ms,2:3ms", "--json"});
+  // Rank 1 has the larger mean delay (the schedule's expected straggler), but with seed 1 its
+  // exponential draw comes under rank 2's fixed 1 ms, so rank 2 arrives last.
+  const auto r = run({"simulate", "--algo", "stragglar", "-n", "4", "--seed", "1", "--arrival",
+                      "{model: stragglers, stragglers: [{rank: 1, delay: {distribution: exponential, mean: 3ms}}, "
+                      "{rank: 2, delay: 1ms}]}",
+                      "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\"straggler\":2,\"expected_straggler\":1"), std::string::npos) << r.out;
 }

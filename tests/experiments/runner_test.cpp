@@ -203,6 +203,29 @@ TEST(Runner, RunsTheApproximateModeAsSimulateDoes) {
   EXPECT_GT(std::abs(study_s / simulate_s("0") - 1), 1e-4);
 }
 
+// Straggler-aware schedules are built for the straggler with the largest mean delay, in a study
+// as in simulate, whatever order the stragglers are listed in.
+TEST(Runner, SchedulesFollowTheLatestListedStraggler) {
+  const auto study_s = [](const std::string& stragglers) {
+    const ExperimentSpec spec = make_spec("name: t\nalgorithms: [stragglar]\nn: 8\nsizes: [1GiB]\ntopology: nvswitch\n"
+                                          "arrival: {model: stragglers, stragglers: " + stragglers + "}\nengine: replay\n");
+    const SweepGrid grid(spec);
+    const StudyResult result = run_study(grid, {});
+    return result.points[0].trials[0].time_s;
+  };
+  const auto simulate_s = [](const std::string& stragglers) {
+    std::ostringstream out, err;
+    EXPECT_EQ(run_cli({"simulate", "-a", "stragglar", "-n", "8", "--stragglers", stragglers, "--json"}, out, err), 0) << err.str();
+    const std::string json = out.str();
+    EXPECT_NE(json.find("\"expected_straggler\":5"), std::string::npos) << json;
+    return std::stod(json.substr(json.find("\"time_s\":") + 9));
+  };
+  const double late_first = study_s("[{rank: 5, delay: 3ms}, {rank: 1, delay: 1ms}]");
+  EXPECT_EQ(study_s("[{rank: 1, delay: 1ms}, {rank: 5, delay: 3ms}]"), late_first);
+  EXPECT_EQ(simulate_s("1:1ms,5:3ms"), late_first);
+  EXPECT_EQ(simulate_s("5:3ms,1:1ms"), late_first);
+}
+
 TEST(Runner, ResultsHaveTheDocumentedColumnsAndCommonRandomNumbers) {
   const ExperimentSpec spec = make_spec(kStudy);
   const SweepGrid grid(spec);

@@ -59,6 +59,26 @@ TEST(Arrival, FixedStragglersArriveExactlyLate) {
   EXPECT_NE(spec.describe().find("rank 3: constant(5.000 ms)"), std::string::npos) << spec.describe();
 }
 
+// Of several stragglers, schedules are built for the one with the largest mean delay (the
+// latest, on average), whatever the order they are listed in; the first listed on a tie.
+TEST(Arrival, SchedulesAreBuiltForTheLargestMeanDelay) {
+  const auto c = [](double s) { return DelayDistribution::constant(s); };
+  auto spec = stragglers({{3, c(2e-3)}, {7, c(5e-3)}, {1, c(1e-3)}});
+  EXPECT_EQ(spec.schedule_slot(), 1u);
+  EXPECT_EQ(spec.schedule_straggler(spec.expected_stragglers()), std::optional<std::uint32_t>(7));
+  EXPECT_EQ(spec.schedule_straggler(make_arrivals(spec, 8, 0, 1).expected_stragglers), std::optional<std::uint32_t>(7));
+  EXPECT_EQ(stragglers({{3, c(5e-3)}, {7, c(5e-3)}}).schedule_slot(), 0u);
+  // By the mean, not the median: this lognormal's median is 1 ms, its mean 4 ms.
+  EXPECT_EQ(stragglers({{3, c(3e-3)}, {7, DelayDistribution::lognormal_from_median_mean(1e-3, 4e-3)}}).schedule_slot(), 1u);
+  EXPECT_EQ(stragglers({{3, c(1.0)}, {7, DelayDistribution::pareto(1e-3, 0.9)}}).schedule_slot(), 1u);  // infinite mean
+  EXPECT_EQ(spec.schedule_straggler({}), std::nullopt);
+  ArrivalSpec explicit_spec;
+  explicit_spec.model = ArrivalModel::Explicit;
+  explicit_spec.arrival_s = {0, 3e-3, 1e-3, 0};
+  EXPECT_EQ(explicit_spec.schedule_slot(), 0u);
+  EXPECT_EQ(explicit_spec.schedule_straggler(explicit_spec.expected_stragglers()), std::optional<std::uint32_t>(1));
+}
+
 TEST(Arrival, DrawnStragglerDelayFollowsItsDistribution) {
   const auto delay = DelayDistribution::lognormal_from_median_mean(6.97e-3, 9.50e-3);
   ArrivalProcess process(one_straggler(7, delay), 8, 2024);

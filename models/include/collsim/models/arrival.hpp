@@ -94,6 +94,15 @@ struct ArrivalSpec {
   /// tie), the rank most often last (Trace), else none.
   std::vector<std::uint32_t> expected_stragglers() const;
 
+  /// Which entry of expected_stragglers() (and of Arrivals::expected_stragglers, in the same slot
+  /// order) a straggler-aware schedule is built for: the straggler with the largest mean delay,
+  /// the first listed on a tie. The schedule hides the absence of one rank, and the latest one is
+  /// the absence that costs most. 0 for the other models (one expected straggler at most).
+  std::size_t schedule_slot() const;
+
+  /// expected[schedule_slot()]; nullopt when `expected` is empty.
+  std::optional<std::uint32_t> schedule_straggler(const std::vector<std::uint32_t>& expected) const;
+
   /// One line for logs and result files, e.g.
   /// "stragglers(7: constant(5.000 ms); jitter uniform(...); persistence 0.9 markov)".
   std::string describe() const;
