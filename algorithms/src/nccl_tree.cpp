@@ -10,10 +10,11 @@
 // and num_chunks = G P.
 //
 // Tree (c, t) over all n ranks:
-//  * across nodes, on rail c: tree A is the binary heap over nodes 0 .. N-1 (position p has
-//    children 2p+1, 2p+2), tree B the same heap over the nodes in reverse order (position p is
-//    node N-1-p), so a node is inner in at most one of the two (double_binary_tree.cpp). The
-//    edges join the nodes' heads, GPU c of each node: every NIC hop of channel c is on rail c.
+//  * across nodes, on rail c: the two trees of double_binary_tree_node_parents (pipelined_tree.hpp:
+//    NCCL's in-order numbering where it fills as fast as a heap, so neighbouring nodes, which
+//    share a leaf switch, form the subtrees; else the heap over nodes 0 .. N-1 and its mirror), a
+//    node inner in at most one of the two. The edges join the nodes' heads, GPU c of each node:
+//    every NIC hop of channel c is on rail c.
 //  * inside node k, a chain from the head down: k*G+c <- k*G+c+1 <- ... <- k*G+c+G-1 (mod G),
 //    each GPU the parent of the next, so the chain's tail is a leaf.
 //

@@ -8,8 +8,9 @@
 // n = N nodes x G GPUs; rank = node * G + l. The straggler is rank n-1: GPU G-1 of node N-1 (the
 // "late node"); its other GPUs are the "peers". Slice l of the buffer (2P chunks) travels on rail
 // l; step j of a slice is its chunks 2j (tree A) and 2j+1 (tree B). The N-1 other ("ready")
-// nodes form tree A (binary heap over nodes 0..N-2) and tree B (the same heap over them in
-// reverse order); on rail l both trees hang below the late node's GPU l, the rail's "top".
+// nodes form trees A and B, two heap-shaped binary trees with each node inner in at most one
+// (heap_tree_pair.hpp: in-order numbered, so subtrees are runs of neighbouring nodes, when N-1 is
+// 2^k - 1); on rail l both trees hang below the late node's GPU l, the rail's "top".
 //
 //   before the straggler arrives                     after it arrives (chunk c in round c, step j
 //                                                    of the trees in period j+1: rounds 2j+2, 2j+3)
@@ -40,6 +41,7 @@
 
 #include "collsim/algorithms/generators.hpp"
 #include "collsim/models/error.hpp"
+#include "heap_tree_pair.hpp"
 
 namespace collsim {
 namespace {
@@ -142,8 +144,9 @@ Schedule generate_stragglar_cluster(const AlgorithmOptions& options) {
   auto keeper = [late_base, peers](std::uint32_t c) { return late_base + c % peers; };
   auto rank = [g](std::uint32_t node, std::uint32_t l) { return node * g + l; };
   auto chunk = [slice_chunks](std::uint32_t l, std::uint32_t c) { return l * slice_chunks + c; };
-  // Tree t (0 = A, 1 = B): heap position p holds this ready node.
-  auto node_at = [ready](int t, std::uint32_t p) { return t == 0 ? p : ready - 1 - p; };
+  // Tree t (0 = A, 1 = B): heap position p holds ready node trees.vertex_at[t][p].
+  const HeapTreePair trees = heap_tree_pair(ready);
+  auto node_at = [&trees](int t, std::uint32_t p) { return trees.vertex_at[t][p]; };
 
   Schedule s;
   s.n = n;
@@ -190,19 +193,12 @@ Schedule generate_stragglar_cluster(const AlgorithmOptions& options) {
   }
   // Tree edges are used in periods of two rounds, in the slot given by the edge's colour (as in
   // NCCL's double binary tree): the edge from ready node v to its parent in tree t has colour
-  // (v + 1 + t) mod 2. Siblings are consecutive nodes, so they differ, and so do a node's two
-  // parent edges: every NIC sends and receives at most one tree message per round. That keeps
-  // each round at one chunk per NIC and keeps the engines' bandwidth sharing local (NICs taking
-  // two flows at once chained every node of a rail into one sharing problem). Both roots hang
-  // below the rail's top, so their edges must differ too: roots 0 (tree A) and ready-1 (tree B)
-  // get colours 1 and ready mod 2, equal for an even number of ready nodes. Node 0 then flips
-  // both its colours: it is tree B's last heap position, an only child there, so no sibling
-  // constraint binds it (without the flip the top sent two chunks per round after the arrival,
-  // 5.39 instead of 4.09 ms after a 30 ms delay at 3 nodes x 8 GPUs, 1 GiB).
-  const std::uint32_t flip_node0 = ready % 2 == 0 ? 1 : 0;
-  auto colour = [flip_node0](int t, std::uint32_t v) {
-    return (v + 1 + static_cast<std::uint32_t>(t) + (v == 0 ? flip_node0 : 0)) % 2;
-  };
+  // trees.colour[t][v]. Siblings differ, and so do a node's two parent edges and the two roots'
+  // edges to the rail's top (heap_tree_pair.hpp): every NIC sends and receives at most one tree
+  // message per round. That keeps each round at one chunk per NIC and keeps the engines'
+  // bandwidth sharing local (NICs taking two flows at once chained every node of a rail into one
+  // sharing problem).
+  auto colour = [&trees](int t, std::uint32_t v) -> std::uint32_t { return trees.colour[t][v]; };
   auto root_of = [&](int t) { return node_at(t, 0); };
 
   // Phase 2: on every rail, pipelined reduce up both trees into the rail's top, a peer. Rail
