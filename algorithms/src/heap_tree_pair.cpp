@@ -1,7 +1,6 @@
 // The two trees of stragglar_cluster (heap_tree_pair.hpp).
 #include "heap_tree_pair.hpp"
 
-#include <bit>
 #include <optional>
 
 #include "collsim/models/error.hpp"
@@ -28,21 +27,21 @@ HeapTreePair heap_layout(std::uint32_t m) {
   return pair;
 }
 
-// The in-order positions of a heap of m positions (a perfect tree when m = 2^k - 1).
-std::vector<std::uint32_t> in_order_numbers(std::uint32_t m) {
-  std::vector<std::uint32_t> number(m);
-  std::uint32_t next = 0;
-  // Iterative in-order walk: down the left spine, then a position, then its right subtree.
+// The positions of a heap of m positions in in-order (left subtree, position, right subtree).
+std::vector<std::uint32_t> in_order_positions(std::uint32_t m) {
+  std::vector<std::uint32_t> order;
+  order.reserve(m);
+  // Iterative walk: down the left spine, then a position, then its right subtree.
   std::vector<std::uint32_t> stack;
   std::uint64_t p = 0;
   while (p < m || !stack.empty()) {
     for (; p < m; p = 2 * p + 1) stack.push_back(static_cast<std::uint32_t>(p));
     const std::uint32_t top = stack.back();
     stack.pop_back();
-    number[top] = next++;
+    order.push_back(top);
     p = 2 * static_cast<std::uint64_t>(top) + 2;
   }
-  return number;
+  return order;
 }
 
 // Colours by breadth-first 2-colouring of the constraint graph (vertex (t, v) has at most two
@@ -90,17 +89,30 @@ std::optional<HeapTreePair> coloured(HeapTreePair pair, std::uint32_t m) {
 
 HeapTreePair heap_tree_pair(std::uint32_t vertices) {
   const std::uint32_t m = vertices;
-  if (m >= 3 && std::has_single_bit(m + 1)) {
+  if (m >= 2) {
     HeapTreePair pair;
     pair.in_order = true;
-    const std::vector<std::uint32_t> number = in_order_numbers(m);
-    for (std::uint32_t t = 0; t < 2; ++t) {
-      pair.vertex_at[t].resize(m);
-      for (std::uint32_t p = 0; p < m; ++p) pair.vertex_at[t][p] = t == 0 ? number[p] : (number[p] + 1) % m;
+    const std::vector<std::uint32_t> order = in_order_positions(m);
+    const auto inner = [m](std::uint64_t p) { return 2 * p + 1 < m; };
+    // Tree A: the k-th position in in-order holds vertex k.
+    pair.vertex_at[0].resize(m);
+    std::vector<std::uint32_t> a_leaves, a_inner;  // vertices, increasing
+    for (std::uint32_t k = 0; k < m; ++k) {
+      pair.vertex_at[0][order[k]] = k;
+      (inner(order[k]) ? a_inner : a_leaves).push_back(k);
     }
-    // In a perfect tree the in-order leaves are the even numbers, so A's inner vertices are the
-    // odd ones and B's (shifted by one) the even ones from 2 on: disjoint. The colouring has
-    // been checked for every k up to 2^20 (HeapTreePair tests); fall back rather than fail.
+    // Tree B walks the same in-order and hands out vertices in increasing order, an inner
+    // position the next of A's leaves, a leaf the next of A's inner vertices (A's leaves once
+    // those run out): B's inner vertices are A's leaves, and the k-th position still holds a
+    // vertex near k. There are floor(m/2) inner positions and ceil(m/2) leaves, so it fits.
+    pair.vertex_at[1].resize(m);
+    std::size_t next_leaf = 0, next_inner = 0;
+    for (const std::uint32_t p : order) {
+      const bool take_leaf = inner(p) || next_inner == a_inner.size();
+      pair.vertex_at[1][p] = take_leaf ? a_leaves[next_leaf++] : a_inner[next_inner++];
+    }
+    // The constraint cycles have been even for every m up to 2^18 (HeapTreePair tests); fall
+    // back rather than fail.
     if (std::optional<HeapTreePair> done = coloured(std::move(pair), m)) return *std::move(done);
   }
   return heap_layout(m);

@@ -11,9 +11,8 @@
 //
 // Tree (c, t) over all n ranks:
 //  * across nodes, on rail c: the two trees of double_binary_tree_node_parents (pipelined_tree.hpp:
-//    NCCL's in-order numbering where it fills as fast as a heap, so neighbouring nodes, which
-//    share a leaf switch, form the subtrees; else the heap over nodes 0 .. N-1 and its mirror), a
-//    node inner in at most one of the two. The edges join the nodes' heads, GPU c of each node:
+//    binary heaps numbered in order, so neighbouring nodes, which share a leaf switch, form the
+//    subtrees), a node inner in at most one of the two. The edges join the nodes' heads, GPU c of each node:
 //    every NIC hop of channel c is on rail c.
 //  * inside node k, a chain from the head down: k*G+c <- k*G+c+1 <- ... <- k*G+c+G-1 (mod G),
 //    each GPU the parent of the next, so the chain's tail is a leaf.

@@ -1,6 +1,6 @@
 // Where the nodes sit in the double binary trees across nodes: heap_tree_pair (stragglar_cluster)
-// and double_binary_tree_node_parents (nccl_tree, nvls_tree). Both must keep every NIC at one
-// chunk per step, and on 2^k nodes keep most edges below one leaf switch.
+// and double_binary_tree_node_parents (nccl_tree, nvls_tree, built on it). Both must keep every
+// NIC at one chunk per step and most edges below one leaf switch.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -50,24 +50,38 @@ std::uint32_t crossings(const HeapTreePair& pair, std::uint32_t m) {
 }
 
 TEST(HeapTreePair, EveryLayoutKeepsOneMessagePerSlot) {
-  for (std::uint32_t m = 1; m <= 600; ++m) expect_valid_pair(heap_tree_pair(m), m);
-  for (std::uint32_t k = 2; k <= 18; ++k) {
-    const std::uint32_t m = (1u << k) - 1;
+  for (std::uint32_t m = 1; m <= 600; ++m) {
     const HeapTreePair pair = heap_tree_pair(m);
-    EXPECT_TRUE(pair.in_order) << "m = " << m;
+    EXPECT_EQ(pair.in_order, m >= 2) << "m = " << m;
     expect_valid_pair(pair, m);
   }
-  EXPECT_FALSE(heap_tree_pair(126).in_order);
-  EXPECT_FALSE(heap_tree_pair(1).in_order);
+  for (std::uint32_t k = 10; k <= 18; ++k) {
+    for (const std::uint32_t m : {(1u << k) - 1, (1u << k) + 5}) {
+      const HeapTreePair pair = heap_tree_pair(m);
+      EXPECT_TRUE(pair.in_order) << "m = " << m;
+      expect_valid_pair(pair, m);
+    }
+  }
 }
 
 TEST(HeapTreePair, InOrderKeepsMostEdgesBelowALeaf) {
-  // 127 ready nodes (128 nodes, the straggler's aside), 16 per leaf: the heap layout's edges
-  // from position p to 2p+1 and 2p+2 leave the leaf from p = 8 on.
-  EXPECT_EQ(crossings(heap_tree_pair(127), 127), 21u);
-  EXPECT_EQ(crossings(heap_tree_pair(511), 511), 93u);
-  const HeapTreePair heap = heap_tree_pair(126);  // not 2^k - 1: the heap layout
-  EXPECT_GT(crossings(heap, 126), 200u);
+  // The heap layout (A the heap over 0..m-1, B over m-1..0): its edges from position p to 2p+1
+  // and 2p+2 leave a leaf of 16 nodes from p = 8 on.
+  const auto heap_crossings = [](std::uint32_t m) {
+    std::uint32_t count = 0;
+    for (std::uint32_t p = 1; p < m; ++p) {
+      count += crosses(p, (p - 1) / 2) ? 1 : 0;
+      count += crosses(m - 1 - p, m - 1 - (p - 1) / 2) ? 1 : 0;
+    }
+    return count;
+  };
+  // Ready nodes of 128 and 512 nodes (the straggler's aside), and counts that are not 2^k - 1.
+  EXPECT_EQ(crossings(heap_tree_pair(127), 127), 20u);
+  EXPECT_EQ(heap_crossings(127), 223u);
+  EXPECT_EQ(crossings(heap_tree_pair(511), 511), 92u);
+  EXPECT_EQ(heap_crossings(511), 991u);
+  EXPECT_EQ(crossings(heap_tree_pair(95), 95), 14u);
+  EXPECT_EQ(heap_crossings(95), 159u);
 }
 
 std::uint32_t depth_of(const std::vector<Rank>& parent) {
@@ -90,8 +104,8 @@ TEST(DoubleBinaryTreeNodes, EveryNodeCountKeepsOneChunkPerNicAndStep) {
       const std::vector<Rank> parent = double_binary_tree_node_parents(nodes, t);
       ASSERT_EQ(parent.size(), nodes);
       EXPECT_EQ(std::count(parent.begin(), parent.end(), kNoParent), 1) << nodes << " nodes, tree " << t;
-      // No deeper than the heap over the same nodes (floor(log2 N) levels below the root).
-      EXPECT_LE(depth_of(parent), static_cast<std::uint32_t>(std::bit_width(nodes)) - 1) << nodes << " nodes, tree " << t;
+      // As deep as the heap over the same nodes (floor(log2 N) levels below the root).
+      EXPECT_EQ(depth_of(parent), static_cast<std::uint32_t>(std::bit_width(nodes)) - 1) << nodes << " nodes, tree " << t;
       for (const Rank p : parent) {
         if (p != kNoParent) ++children[p];
       }
@@ -102,7 +116,7 @@ TEST(DoubleBinaryTreeNodes, EveryNodeCountKeepsOneChunkPerNicAndStep) {
   }
 }
 
-TEST(DoubleBinaryTreeNodes, PowersOfTwoKeepMostEdgesBelowALeaf) {
+TEST(DoubleBinaryTreeNodes, MostEdgesStayBelowALeaf) {
   const auto count = [](std::uint32_t nodes) {
     std::uint32_t c = 0;
     for (int t = 0; t < 2; ++t) {
@@ -111,12 +125,10 @@ TEST(DoubleBinaryTreeNodes, PowersOfTwoKeepMostEdgesBelowALeaf) {
     }
     return c;
   };
-  EXPECT_EQ(count(128), 32u);    // the heap pair: 224
-  EXPECT_EQ(count(2048), 512u);  // the heap pair: 4,064
-  EXPECT_EQ(count(96), 24u);  // other counts where it fills as fast as the heap pair
-  // At 10 nodes the in-order pair would start its root a step later: the heap pair stays.
-  const std::vector<Rank> ten = double_binary_tree_node_parents(10, 0);
-  for (Rank v = 1; v < 10; ++v) EXPECT_EQ(ten[v], (v - 1) / 2) << v;
+  EXPECT_EQ(count(128), 20u);    // the heap pair: 224
+  EXPECT_EQ(count(2048), 380u);  // the heap pair: 4,064
+  EXPECT_EQ(count(96), 14u);
+  EXPECT_EQ(count(125), 20u);
 }
 
 }  // namespace
