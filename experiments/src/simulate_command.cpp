@@ -149,7 +149,7 @@ int simulate_command(const Args& args, std::ostream& out) {
               format_size(kDefaultScheduleMemoryLimit_bytes))
       .flag("json", "print one JSON object instead of a table");
   // --straggler is also the rank schedules are built for (default: the expected straggler with the
-  // largest mean delay, else n-1).
+  // largest median delay, else n-1).
   declare_arrival_flags(parser);
   add_arrival_trace_options(parser);
   if (!parser.parse(args)) {
@@ -239,7 +239,7 @@ int simulate_command(const Args& args, std::ostream& out) {
   const Arrivals arrivals = make_arrivals(arrival_spec, options.n, 0, seed);
   config.arrival_s = arrivals.arrival_s;
   // Straggler-aware schedules are built for the expected straggler (of several, the one with the
-  // largest mean delay: ArrivalSpec::schedule_slot).
+  // largest median delay: ArrivalSpec::schedule_slot).
   if (!options.straggler) options.straggler = arrival_spec.schedule_straggler(arrivals.expected_stragglers);
 
   auto engine = make_engine(resolve_engine_name(parser.get("engine")));

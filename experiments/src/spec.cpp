@@ -408,7 +408,7 @@ void SpecReader::parse_arrivals(const YAML::Node* arrival, const YAML::Node* del
     remember(node, path);
     if (!node.IsMap()) fail(node, path, fmt::format("expected an arrival model map {{model: ..., ...}}, got {}", yaml_type_name(node)));
     ArrivalChoice choice;
-    if (const YAML::Node label = node["label"]) {
+    if (const YAML::Node label = yaml_child(node, "label")) {
       choice.label = scalar(label, path + ".label", "a label");
       node.remove("label");
     }

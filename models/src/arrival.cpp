@@ -138,9 +138,12 @@ std::vector<std::uint32_t> ArrivalSpec::expected_stragglers() const {
 
 std::size_t ArrivalSpec::schedule_slot() const {
   if (model != ArrivalModel::Stragglers) return 0;
+  // The median, not the mean: a heavy tail (a Pareto with an infinite mean) must not outbid a
+  // rank that is later most of the time. Of two ranks, the one with the larger median is the
+  // later one more often when the other's delay is a constant.
   std::size_t slot = 0;
   for (std::size_t j = 1; j < stragglers.size(); ++j) {
-    if (stragglers[j].delay.mean() > stragglers[slot].delay.mean()) slot = j;
+    if (stragglers[j].delay.quantile(0.5) > stragglers[slot].delay.quantile(0.5)) slot = j;
   }
   return slot;
 }

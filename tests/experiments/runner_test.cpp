@@ -203,9 +203,9 @@ TEST(Runner, RunsTheApproximateModeAsSimulateDoes) {
   EXPECT_GT(std::abs(study_s / simulate_s("0") - 1), 1e-4);
 }
 
-// Straggler-aware schedules are built for the straggler with the largest mean delay, in a study
-// as in simulate, whatever order the stragglers are listed in.
-TEST(Runner, SchedulesFollowTheLatestListedStraggler) {
+// Straggler-aware schedules are built for the straggler with the largest median delay, in a
+// study as in simulate, whatever order the stragglers are listed in.
+TEST(Runner, SchedulesFollowTheStragglerWithTheLargestMedianDelay) {
   const auto study_s = [](const std::string& stragglers) {
     const ExperimentSpec spec = make_spec("name: t\nalgorithms: [stragglar]\nn: 8\nsizes: [1GiB]\ntopology: nvswitch\n"
                                           "arrival: {model: stragglers, stragglers: " + stragglers + "}\nengine: replay\n");

@@ -289,6 +289,8 @@ TEST(SpecErrors, EmptyValueNamesItsKeysLine) {
   expect_error(kMinimal + "late_ranks:\nseed: 1\n", {"late_ranks (line 4)", "nothing"});
   expect_error(kMinimal + "link:\n  alpha:\n  bandwidth: 1GBps\n", {"link.alpha (line 5)"});
   expect_error(kMinimal + "arrival:\n  model: stragglers\n  rank:\n  delay: 5ms\n", {"arrival.rank (line 6)", "nothing"});
+  expect_error(kMinimal + "arrival:\n  model:\n\n  rank: 3\n", {"arrival.model (line 5)"});
+  expect_error(kMinimal + "arrival:\n  label:\n\n  model: stragglers\n  rank: 3\n  delay: 5ms\n", {"arrival.label (line 5)"});
 }
 
 TEST(SpecErrors, DuplicatesInAnAxis) {

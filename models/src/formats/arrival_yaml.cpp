@@ -179,7 +179,7 @@ DelayDistribution parse_distribution_yaml(const YAML::Node& node, std::string_vi
 ArrivalSpec parse_arrival_yaml(const YAML::Node& node, std::string_view path, std::optional<std::uint32_t> n,
                                const std::filesystem::path& base_dir) {
   expect_type(node, YAML::NodeType::Map, path, "a map {model: ..., ...}");
-  const YAML::Node model_node = node["model"];
+  const YAML::Node model_node = yaml_child(node, "model");
   if (!model_node) {
     throw ConfigError(fmt::format("{}: missing key 'model' (none, explicit, stragglers, distribution)",
                                   yaml_node_label(path, node)));

@@ -95,7 +95,7 @@ struct ArrivalSpec {
   std::vector<std::uint32_t> expected_stragglers() const;
 
   /// Which entry of expected_stragglers() (and of Arrivals::expected_stragglers, in the same slot
-  /// order) a straggler-aware schedule is built for: the straggler with the largest mean delay,
+  /// order) a straggler-aware schedule is built for: the straggler with the largest median delay,
   /// the first listed on a tie. The schedule hides the absence of one rank, and the latest one is
   /// the absence that costs most. 0 for the other models (one expected straggler at most).
   std::size_t schedule_slot() const;
