@@ -20,10 +20,17 @@
 //    neighbouring nodes, which keeps its traffic inside a leaf of a leaf/spine fabric except at
 //    leaf boundaries, so oversubscription barely touches it; its latency grows with N.
 //  * hierarchical_rhd: recursive halving/doubling across the nodes (about 2 log2 N latencies, any
-//    N, see recursive_halving_doubling.cpp); far partners cross the spine.
+//    N, see recursive_halving_doubling.cpp). Recursive halving sends half the slice to the
+//    farthest partner first (rank k and k ^ N/2), a sixteenth to the partner 8 away. For N = 2^k
+//    the flat schedule's rank k runs on node bitreverse(k), so the large exchanges are between
+//    neighbouring nodes, which share a leaf switch, and only the small ones cross the spine: at
+//    16 nodes per leaf, S/G x (1/32 + 1/64 + ...) per NIC instead of S/G x (1/2 + 1/4 + 1/8 + ...).
+//    A permutation of the ranks changes no time on a non-blocking fabric. Other N keep k on node k
+//    (their first levels pair subgroups whose order the 3-2 elimination fixes).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <vector>
 
 #include "collsim/algorithms/generators.hpp"
@@ -44,11 +51,19 @@ std::string hierarchical_unsupported(Rank n, std::uint32_t gpus_per_node) {
 
 namespace {
 
+// k with its low `bits` bits in reverse order.
+std::uint32_t reverse_bits(std::uint32_t k, std::uint32_t bits) {
+  std::uint32_t r = 0;
+  for (std::uint32_t b = 0; b < bits; ++b) r |= ((k >> b) & 1u) << (bits - 1 - b);
+  return r;
+}
+
 // Intra-node ring ReduceScatter, then `across` (a flat AllReduce generator) run on every rail at
 // once over that rail's slice, then intra-node ring AllGather. The flat schedule is built once
 // for the node count and copied onto each rail: rank k of it is node k's GPU on the rail, and
 // its chunks are the rail's slice.
-Schedule hierarchical_over(const AlgorithmOptions& options, GeneratorFn across, const char* name) {
+// `near_first`: rank k of the flat schedule runs on node bitreverse(k) when N is a power of two.
+Schedule hierarchical_over(const AlgorithmOptions& options, GeneratorFn across, const char* name, bool near_first) {
   const Rank n = options.n;
   const std::uint32_t g = options.gpus_per_node;
   if (const std::string why = hierarchical_unsupported(n, g); !why.empty()) {
@@ -71,6 +86,13 @@ Schedule hierarchical_over(const AlgorithmOptions& options, GeneratorFn across, 
   s.num_chunks = g * slice_chunks;
   s.ports = std::max<std::uint32_t>(1, flat.ports);
 
+  std::vector<std::uint32_t> node_of(nodes);
+  const auto bits = static_cast<std::uint32_t>(std::countr_zero(nodes));
+  for (std::uint32_t k = 0; k < nodes; ++k) {
+    std::uint32_t node = k;
+    if (near_first && std::has_single_bit(nodes) && bits > 0) node = reverse_bits(k, bits);
+    node_of[k] = node;
+  }
   std::vector<std::vector<Rank>> node_ranks(nodes);
   for (std::uint32_t node = 0; node < nodes; ++node) {
     for (std::uint32_t l = 0; l < g; ++l) node_ranks[node].push_back(node * g + l);
@@ -87,7 +109,7 @@ Schedule hierarchical_over(const AlgorithmOptions& options, GeneratorFn across, 
       out.begin_round();
       for (std::uint32_t l = 0; l < g; ++l) {
         for (const Transfer& t : phase.round(r)) {
-          out.add(t.src * g + l, t.dst * g + l, l * slice_chunks + t.chunk_begin, t.chunk_count, t.op);
+          out.add(node_of[t.src] * g + l, node_of[t.dst] * g + l, l * slice_chunks + t.chunk_begin, t.chunk_count, t.op);
         }
       }
     }
@@ -99,11 +121,11 @@ Schedule hierarchical_over(const AlgorithmOptions& options, GeneratorFn across, 
 }  // namespace
 
 Schedule generate_hierarchical(const AlgorithmOptions& options) {
-  return hierarchical_over(options, &generate_ring, "hierarchical");
+  return hierarchical_over(options, &generate_ring, "hierarchical", false);
 }
 
 Schedule generate_hierarchical_rhd(const AlgorithmOptions& options) {
-  return hierarchical_over(options, &generate_recursive_halving_doubling, "hierarchical_rhd");
+  return hierarchical_over(options, &generate_recursive_halving_doubling, "hierarchical_rhd", true);
 }
 
 }  // namespace collsim

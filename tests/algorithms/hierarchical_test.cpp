@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "collsim/algorithms/generators.hpp"
 #include "collsim/algorithms/reference_executor.hpp"
 #include "collsim/algorithms/registry.hpp"
@@ -51,6 +53,26 @@ TEST(Hierarchical, RhdAcrossNodesTakesLogarithmicallyManyNetworkRounds) {
     }
   }
   EXPECT_EQ(network, 8u);
+}
+
+// On 2^k nodes the halving's largest exchanges are between neighbouring nodes (which share a
+// leaf switch): the flat schedule's rank k runs on node bitreverse(k). Per node, the bytes sent
+// to a partner d nodes away halve as d doubles: half the slice to the next node, a quarter two
+// away, ... Without the reversal it is the other way round.
+TEST(Hierarchical, RhdSendsTheLargestExchangesToNeighbouringNodes) {
+  const std::uint32_t g = 2, nodes = 16;
+  const Schedule s = hierarchical(nodes * g, g, &generate_hierarchical_rhd);
+  std::vector<std::uint64_t> chunks_by_distance(nodes, 0);
+  for (const Phase& phase : s.phases) {
+    if (phase.name() != "inter_reduce_scatter") continue;
+    for (const Transfer& t : phase.transfers()) {
+      if (t.src == 0) chunks_by_distance[t.dst / g] += t.chunk_count;  // node 0's GPU 0
+    }
+  }
+  EXPECT_EQ(chunks_by_distance[1], 8u);  // of 16 chunks in the slice
+  EXPECT_EQ(chunks_by_distance[2], 4u);
+  EXPECT_EQ(chunks_by_distance[4], 2u);
+  EXPECT_EQ(chunks_by_distance[8], 1u);
 }
 
 TEST(Hierarchical, InterNodeTrafficStaysOnRails) {
