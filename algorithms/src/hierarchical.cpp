@@ -20,17 +20,15 @@
 //    neighbouring nodes, which keeps its traffic inside a leaf of a leaf/spine fabric except at
 //    leaf boundaries, so oversubscription barely touches it; its latency grows with N.
 //  * hierarchical_rhd: recursive halving/doubling across the nodes (about 2 log2 N latencies, any
-//    N, see recursive_halving_doubling.cpp). Recursive halving sends half the slice to the
-//    farthest partner first (rank k and k ^ N/2), a sixteenth to the partner 8 away. For N = 2^k
-//    the flat schedule's rank k runs on node bitreverse(k), so the large exchanges are between
-//    neighbouring nodes, which share a leaf switch, and only the small ones cross the spine: at
-//    16 nodes per leaf, S/G x (1/32 + 1/64 + ...) per NIC instead of S/G x (1/2 + 1/4 + 1/8 + ...).
-//    A permutation of the ranks changes no time on a non-blocking fabric. Other N keep k on node k
-//    (their first levels pair subgroups whose order the 3-2 elimination fixes).
+//    N, see recursive_halving_doubling.cpp). Recursive halving sends half the slice to its first
+//    partner (rank k ^ N/2 on 2^k ranks), a quarter to the next, and so on, so its ranks are
+//    placed on the nodes in the order of their exchanges (nodes_by_exchange_order; bit reversal
+//    on 2^k nodes): the large exchanges are between neighbouring nodes, which share a leaf
+//    switch, and only the small ones cross the spine. A permutation of the ranks changes no time
+//    on a non-blocking fabric.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <vector>
 
 #include "collsim/algorithms/generators.hpp"
@@ -51,18 +49,42 @@ std::string hierarchical_unsupported(Rank n, std::uint32_t gpus_per_node) {
 
 namespace {
 
-// k with its low `bits` bits in reverse order.
-std::uint32_t reverse_bits(std::uint32_t k, std::uint32_t bits) {
-  std::uint32_t r = 0;
-  for (std::uint32_t b = 0; b < bits; ++b) r |= ((k >> b) & 1u) << (bits - 1 - b);
-  return r;
+// Which node runs each rank of `flat` so that ranks that exchange early sit next to each other:
+// its rounds are taken in order, and each transfer between two groups of ranks puts the groups
+// side by side (the destination's after the source's). In recursive halving the first rounds
+// carry the most bytes (half the slice, then a quarter, ...), so the largest exchanges end up
+// between neighbouring nodes; on 2^k ranks the order is bit reversal.
+std::vector<std::uint32_t> nodes_by_exchange_order(const Schedule& flat, std::uint32_t nodes) {
+  std::vector<std::vector<std::uint32_t>> group_ranks(nodes);
+  std::vector<std::uint32_t> group_of(nodes);
+  for (std::uint32_t k = 0; k < nodes; ++k) {
+    group_ranks[k] = {k};
+    group_of[k] = k;
+  }
+  for (const Phase& phase : flat.phases) {
+    for (const Transfer& t : phase.transfers()) {
+      const std::uint32_t a = group_of[t.src], b = group_of[t.dst];
+      if (a == b) continue;
+      for (const std::uint32_t k : group_ranks[b]) group_of[k] = a;
+      group_ranks[a].insert(group_ranks[a].end(), group_ranks[b].begin(), group_ranks[b].end());
+      group_ranks[b].clear();
+    }
+  }
+  // Groups that never exchanged (none in an AllReduce) follow in rank order.
+  std::vector<std::uint32_t> node_of(nodes);
+  std::uint32_t next = 0;
+  for (std::uint32_t k = 0; k < nodes; ++k) {
+    for (const std::uint32_t r : group_ranks[k]) node_of[r] = next++;
+  }
+  return node_of;
 }
 
 // Intra-node ring ReduceScatter, then `across` (a flat AllReduce generator) run on every rail at
 // once over that rail's slice, then intra-node ring AllGather. The flat schedule is built once
 // for the node count and copied onto each rail: rank k of it is node k's GPU on the rail, and
 // its chunks are the rail's slice.
-// `near_first`: rank k of the flat schedule runs on node bitreverse(k) when N is a power of two.
+// `near_first`: the flat schedule's ranks run on the nodes of nodes_by_exchange_order (else rank k
+// on node k).
 Schedule hierarchical_over(const AlgorithmOptions& options, GeneratorFn across, const char* name, bool near_first) {
   const Rank n = options.n;
   const std::uint32_t g = options.gpus_per_node;
@@ -87,12 +109,8 @@ Schedule hierarchical_over(const AlgorithmOptions& options, GeneratorFn across, 
   s.ports = std::max<std::uint32_t>(1, flat.ports);
 
   std::vector<std::uint32_t> node_of(nodes);
-  const auto bits = static_cast<std::uint32_t>(std::countr_zero(nodes));
-  for (std::uint32_t k = 0; k < nodes; ++k) {
-    std::uint32_t node = k;
-    if (near_first && std::has_single_bit(nodes) && bits > 0) node = reverse_bits(k, bits);
-    node_of[k] = node;
-  }
+  for (std::uint32_t k = 0; k < nodes; ++k) node_of[k] = k;
+  if (near_first && nodes > 1) node_of = nodes_by_exchange_order(flat, nodes);
   std::vector<std::vector<Rank>> node_ranks(nodes);
   for (std::uint32_t node = 0; node < nodes; ++node) {
     for (std::uint32_t l = 0; l < g; ++l) node_ranks[node].push_back(node * g + l);

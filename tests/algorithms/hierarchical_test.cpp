@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "collsim/algorithms/generators.hpp"
@@ -73,6 +75,32 @@ TEST(Hierarchical, RhdSendsTheLargestExchangesToNeighbouringNodes) {
   EXPECT_EQ(chunks_by_distance[2], 4u);
   EXPECT_EQ(chunks_by_distance[4], 2u);
   EXPECT_EQ(chunks_by_distance[8], 1u);
+}
+
+// On any node count the ranks of the flat RHD are placed in the order of their exchanges, so the
+// chunks it moves travel a short way between nodes on average: a fraction of what they travel
+// with rank k on node k.
+TEST(Hierarchical, RhdKeepsItsTrafficBetweenNearbyNodesOnAnyNodeCount) {
+  const auto mean_distance = [](const Schedule& s, std::uint32_t g) {
+    double moved = 0, weighted = 0;
+    for (const Phase& phase : s.phases) {
+      for (const Transfer& t : phase.transfers()) {
+        const double d = std::abs(static_cast<double>(t.src / g) - static_cast<double>(t.dst / g));
+        moved += t.chunk_count;
+        weighted += d * t.chunk_count;
+      }
+    }
+    return weighted / moved;
+  };
+  for (const std::uint32_t nodes : {12u, 16u, 25u, 45u, 96u, 200u}) {
+    AlgorithmOptions flat_options;
+    flat_options.n = nodes;
+    const double flat = mean_distance(generate_recursive_halving_doubling(flat_options), 1);
+    const Schedule s = hierarchical(nodes, 1, &generate_hierarchical_rhd);  // one GPU per node
+    const double placed = mean_distance(s, 1);
+    RecordProperty("nodes_" + std::to_string(nodes), std::to_string(placed) + " vs " + std::to_string(flat));
+    EXPECT_LT(placed, flat / 2) << nodes << " nodes: " << placed << " against " << flat;
+  }
 }
 
 TEST(Hierarchical, InterNodeTrafficStaysOnRails) {
