@@ -1,4 +1,4 @@
-// The two trees of stragglar_cluster (heap_tree_pair.hpp).
+// The two trees across the nodes of stragglar_cluster, nccl_tree and nvls_tree (heap_tree_pair.hpp).
 #include "heap_tree_pair.hpp"
 
 #include <optional>

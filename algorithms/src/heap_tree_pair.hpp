@@ -1,7 +1,8 @@
 // Two complementary heap-shaped binary trees over the vertices 0..M-1 (the nodes of a cluster:
 // stragglar_cluster's ready nodes, nccl_tree's and nvls_tree's nodes), with a slot colour per
-// vertex and tree (stragglar_cluster's; the pipelined trees time their steps by themselves). Position p of a tree has children 2p+1 and
-// 2p+2; which vertex sits at each position is the layout. Both layouts keep what the schedule
+// vertex and tree (stragglar_cluster's; the pipelined trees time their steps by themselves).
+// Position p of a tree has children 2p+1 and 2p+2; which vertex sits at each position is the
+// layout. Both layouts keep what the schedule
 // needs: a vertex is inner in at most one tree, siblings have different colours, a vertex's two
 // parent edges have different colours, and so do the two roots' edges (both roots hang below one
 // vertex outside the trees), so every vertex sends and receives one tree message per slot.

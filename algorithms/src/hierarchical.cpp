@@ -29,6 +29,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 #include "collsim/algorithms/generators.hpp"
@@ -109,8 +110,8 @@ Schedule hierarchical_over(const AlgorithmOptions& options, GeneratorFn across, 
   s.ports = std::max<std::uint32_t>(1, flat.ports);
 
   std::vector<std::uint32_t> node_of(nodes);
-  for (std::uint32_t k = 0; k < nodes; ++k) node_of[k] = k;
-  if (near_first && nodes > 1) node_of = nodes_by_exchange_order(flat, nodes);
+  std::iota(node_of.begin(), node_of.end(), 0u);
+  if (near_first) node_of = nodes_by_exchange_order(flat, nodes);
   std::vector<std::vector<Rank>> node_ranks(nodes);
   for (std::uint32_t node = 0; node < nodes; ++node) {
     for (std::uint32_t l = 0; l < g; ++l) node_ranks[node].push_back(node * g + l);

@@ -2,7 +2,6 @@
 #include "pipelined_tree.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include "collsim/models/error.hpp"
 #include "heap_tree_pair.hpp"

@@ -9,8 +9,8 @@
 // "late node"); its other GPUs are the "peers". Slice l of the buffer (2P chunks) travels on rail
 // l; step j of a slice is its chunks 2j (tree A) and 2j+1 (tree B). The N-1 other ("ready")
 // nodes form trees A and B, two heap-shaped binary trees with each node inner in at most one
-// (heap_tree_pair.hpp: in-order numbered, so subtrees are runs of neighbouring nodes, when N-1 is
-// 2^k - 1); on rail l both trees hang below the late node's GPU l, the rail's "top".
+// (heap_tree_pair.hpp: numbered in order, so subtrees are runs of neighbouring nodes); on rail l
+// both trees hang below the late node's GPU l, the rail's "top".
 //
 //   before the straggler arrives                     after it arrives (chunk c in round c, step j
 //                                                    of the trees in period j+1: rounds 2j+2, 2j+3)

@@ -134,7 +134,7 @@ std::vector<std::size_t> no_delay_references(const SweepGrid& grid) {
     bool all_zero = false;
     std::vector<std::uint32_t> zero_expected;
     std::optional<std::uint32_t> zero_choice;
-    std::optional<std::uint32_t> model_expected;
+    std::optional<std::uint32_t> model_choice;
   };
   std::map<std::pair<std::size_t, std::size_t>, ArrivalFacts> facts;
   const auto facts_of = [&](const Point& p) -> const ArrivalFacts& {
@@ -143,7 +143,7 @@ std::vector<std::size_t> no_delay_references(const SweepGrid& grid) {
     const Rank n = spec.n[p.n];
     ArrivalProcess process(arrival_for(spec.arrivals[p.arrival], n), n, arrival_seed(spec.seed, p.arrival, n));
     ArrivalFacts f;
-    f.model_expected = process.spec().schedule_straggler(process.spec().expected_stragglers());
+    f.model_choice = process.spec().schedule_straggler(process.spec().expected_stragglers());
     f.all_zero = true;
     for (std::uint32_t t = 0; t < spec.trials && f.all_zero; ++t) {
       const Arrivals a = process.at(t);
@@ -168,7 +168,7 @@ std::vector<std::size_t> no_delay_references(const SweepGrid& grid) {
     const Point p = grid.point(i);
     const ArrivalFacts& f = facts_of(p);
     if (f.all_zero) continue;
-    if (auto it = zero_points.find(scenario(p, schedule_straggler(p, f.model_expected))); it != zero_points.end()) {
+    if (auto it = zero_points.find(scenario(p, schedule_straggler(p, f.model_choice))); it != zero_points.end()) {
       reference[i] = it->second;
     }
   }

@@ -142,20 +142,24 @@ Topology topology_from_yaml(const YAML::Node& root, const TopologyFile& f, const
   const YAML::Node kind_node = yaml_child(root, "kind");
   if (!kind_node) throw ConfigError(fmt::format("{}: missing key 'kind' (nvswitch, full_mesh, dgx1, cluster)", f.file()));
   const TopologyKind kind = parse_kind(f, kind_node);
-  const std::string name = yaml_child(root, "name") ? f.scalar(yaml_child(root, "name"), "name") : default_name;
+  const YAML::Node name_node = yaml_child(root, "name");
+  const std::string name = name_node ? f.scalar(name_node, "name") : default_name;
 
   // Keys that exist but do not apply to this kind are mistakes, not options to ignore.
   const bool is_cluster = kind == TopologyKind::Cluster;
-  for (std::string_view key : {"latency", "bandwidth"}) {
-    if (is_cluster && yaml_child(root, key)) {
-      throw ConfigError(fmt::format("{}: key '{}' does not apply to kind cluster (use cluster.nvlink_{} and "
-                                    "cluster.{})", where(f.file(), yaml_child(root, key)), key, key,
-                                    key == "latency" ? "network_latency" : "nic_bandwidth"));
-    }
-  }
-  if (!is_cluster && yaml_child(root, "cluster")) {
-    throw ConfigError(fmt::format("{}: key 'cluster' applies only to kind cluster, not {}",
-                                  where(f.file(), yaml_child(root, "cluster")), topology_kind_name(kind)));
+  const YAML::Node latency_node = yaml_child(root, "latency");
+  const YAML::Node bandwidth_node = yaml_child(root, "bandwidth");
+  const YAML::Node cluster_node = yaml_child(root, "cluster");
+  const auto not_for_clusters = [&](std::string_view key, const YAML::Node& node, std::string_view instead) {
+    if (!is_cluster || !node) return;
+    throw ConfigError(fmt::format("{}: key '{}' does not apply to kind cluster (use cluster.nvlink_{} and cluster.{})",
+                                  where(f.file(), node), key, key, instead));
+  };
+  not_for_clusters("latency", latency_node, "network_latency");
+  not_for_clusters("bandwidth", bandwidth_node, "nic_bandwidth");
+  if (!is_cluster && cluster_node) {
+    throw ConfigError(fmt::format("{}: key 'cluster' applies only to kind cluster, not {}", where(f.file(), cluster_node),
+                                  topology_kind_name(kind)));
   }
 
   std::uint32_t n = 0;
@@ -175,8 +179,8 @@ Topology topology_from_yaml(const YAML::Node& root, const TopologyFile& f, const
   }
 
   LinkModel link;
-  if (auto v = yaml_child(root, "latency")) link.latency_s = f.duration(v, "latency");
-  if (auto v = yaml_child(root, "bandwidth")) link.bandwidth_Bps = f.bandwidth(v, "bandwidth");
+  if (latency_node) link.latency_s = f.duration(latency_node, "latency");
+  if (bandwidth_node) link.bandwidth_Bps = f.bandwidth(bandwidth_node, "bandwidth");
   if (auto v = yaml_child(root, "gamma")) link.gamma_s_per_byte = f.duration(v, "gamma");
 
   // Only an NVSwitch can reduce in the network; absent means it cannot (older files).
@@ -205,7 +209,6 @@ Topology topology_from_yaml(const YAML::Node& root, const TopologyFile& f, const
   }
 
   // Read before the try below: its errors already name the file and line.
-  const YAML::Node cluster_node = yaml_child(root, "cluster");
   const ClusterSpec cluster_spec = cluster_node ? parse_cluster(f, cluster_node) : ClusterSpec{};
   Topology topology;
   try {
@@ -213,7 +216,7 @@ Topology topology_from_yaml(const YAML::Node& root, const TopologyFile& f, const
       case TopologyKind::NvSwitch: topology = make_nvswitch(n, link, name); break;
       case TopologyKind::FullMesh: topology = make_full_mesh(n, link, name); break;
       case TopologyKind::Dgx1:
-        if (!yaml_child(root, "bandwidth")) link.bandwidth_Bps = 25e9;  // one NVLink 2.0, per direction
+        if (!bandwidth_node) link.bandwidth_Bps = 25e9;  // one NVLink 2.0, per direction
         topology = make_dgx1(n, link, name);
         break;
       case TopologyKind::Cluster: {

@@ -56,12 +56,12 @@ YamlKeyRules labelled_key_rules(YamlLabeler label,
 
 namespace {
 
-// An empty value (`key:` and nothing after it) is a null node that yaml-cpp marks where the
-// next token starts, often the next line, so errors about it would name the wrong line. A null
-// node parsed on the key's line stands in for it: the same value, the key's line.
-YAML::Node null_on_line_of(const YAML::Node& key, const YAML::Node& value) {
+// `value` as the entry's value. An empty value (`key:` and nothing after it) is a null node that
+// yaml-cpp marks where the next token starts, often the next line, so errors about it would name
+// the wrong line: a null node parsed on the key's line stands in for it (the same value).
+YAML::Node value_on_key_line(const YAML::Node& key, const YAML::Node& value) {
   const int line = key.Mark().line;
-  if (line < 0 || value.Mark().line == line) return value;
+  if (!value.IsNull() || line < 0 || value.Mark().line == line) return value;
   return YAML::Load(std::string(static_cast<std::size_t>(line), '\n') + "~");
 }
 
@@ -80,7 +80,7 @@ YamlEntries checked_map_entries(const YAML::Node& map, std::string_view path, st
     if (rules.repeated_key && !seen.insert(key).second) {
       throw ConfigError(rules.repeated_key(entry.first, yaml_key_path(path, key), key));
     }
-    entries.emplace_back(key, entry.second.IsNull() ? null_on_line_of(entry.first, entry.second) : entry.second);
+    entries.emplace_back(key, value_on_key_line(entry.first, entry.second));
   }
   return entries;
 }
@@ -89,7 +89,7 @@ YAML::Node yaml_child(const YAML::Node& map, std::string_view key) {
   if (!map.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
   for (const auto& entry : map) {
     if (entry.first.IsScalar() && entry.first.Scalar() == key) {
-      return entry.second.IsNull() ? null_on_line_of(entry.first, entry.second) : entry.second;
+      return value_on_key_line(entry.first, entry.second);
     }
   }
   return YAML::Node(YAML::NodeType::Undefined);
