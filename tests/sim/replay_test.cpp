@@ -285,6 +285,52 @@ TEST(Replay, HierarchicalFastAndEventPathsAgree) {
   }
 }
 
+// Why a run on an oversubscribed fabric can never end before the same run on its 1:1 twin, when
+// the 1:1 run took the one-sweep path: there every flow moved at its cap, and on the 2:1 fabric
+// no flow moves faster than its cap, while the execution rules only take maxima and add
+// durations (a round starts when its transfers' ranks are ready; relabelling at run time, which
+// picks a rank by arrival, is left out). So every rank finishes at or after its 1:1 time. The
+// README uses it for the one run out of reach (flat StragglAR at 16,384 GPUs on 2:1): at least
+// its 1:1 time. Fails if the event path gave a flow more than its cap, or started a round early.
+TEST(Replay, OversubscriptionNeverMakesARankFinishEarlier) {
+  std::mt19937_64 rng(1618);
+  std::uniform_real_distribution<double> delay(0.0, 300e-6);
+  std::size_t compared = 0;
+  for (const bool rails : {false, true}) {
+    ClusterSpec flat;
+    flat.gpus_per_node = 4;
+    flat.nodes_per_leaf = 2;
+    flat.rail_optimized = rails;
+    for (const double over : {2.0, 3.0}) {
+      ClusterSpec oversubscribed = flat;
+      oversubscribed.oversubscription = over;
+      for (const auto& info : all_algorithms()) {
+        if (info.relabel_at_run_time || info.chosen_per_run || info.needs_switch_reduction) continue;
+        for (Rank n : {16u, 32u, 48u}) {
+          Schedule s;
+          try {
+            s = generate_schedule(info.name, AlgorithmOptions{n, {}, 4, flat.gpus_per_node});
+          } catch (const ScheduleError&) {
+            continue;  // n not supported
+          }
+          std::vector<double> arrival(n);
+          for (double& a : arrival) a = delay(rng);
+          arrival[n - 1] = 2e-3;
+          bool fast = false;
+          const RunResult one = replay(s, config(make_cluster(n, flat, 0.0, "one"), 1 << 26, StartMode::Eager, arrival), true, &fast);
+          if (!fast) continue;  // flows shared links on 1:1 too: no bound
+          const RunResult two = replay(s, config(make_cluster(n, oversubscribed, 0.0, "over"), 1 << 26, StartMode::Eager, arrival));
+          SCOPED_TRACE(std::string(info.name) + " n=" + std::to_string(n) + (rails ? " rails " : " ") + std::to_string(over));
+          for (Rank r = 0; r < n; ++r) EXPECT_GE(two.finish_s[r], one.finish_s[r] * (1 - 1e-12)) << "rank " << r;
+          ++compared;
+        }
+      }
+    }
+  }
+  // Flat StragglAR, ring and RHD at least, on both layouts and both ratios.
+  EXPECT_GE(compared, 4u * 3u);
+}
+
 // An oversubscribed fabric: every GPU sends to the matching GPU of another leaf, four NICs share
 // a leaf uplink of one NIC's capacity, so each flow gets a quarter of its NIC.
 TEST(Replay, OversubscribedLeafUplinksAreShared) {
