@@ -137,6 +137,9 @@ int simulate_command(const Args& args, std::ostream& out) {
       .option("pipeline-chunks", "", "K",
               "pipelined algorithms (trees, nvls): pipeline depth in chunks (0 = the algorithm's default)", "0")
       .option("late-ranks", "", "K", "stragglar_online: ranks expected late (1..n-1)", "1")
+      .option("schedule-for", "", "RANK",
+              "straggler-aware algorithms: build the schedule for RANK, whoever is late (default: --straggler, "
+              "else the straggler with the largest median delay, else n-1)")
       .option("agreement-cost", "", "DURATION",
               "stragglar_online: time the present ranks take to agree on who is late (default: 2 x the alpha "
               "between ranks 0 and n-1)")
@@ -229,6 +232,18 @@ int simulate_command(const Args& args, std::ostream& out) {
     config.execution = nccl->execution;
   }
 
+  // A schedule built for another rank than the late one: what a wrong guess of the straggler costs.
+  if (auto text = parser.get_optional("schedule-for")) {
+    const auto rank = parse_unsigned(*text, "--schedule-for");
+    if (rank >= options.n) {
+      throw ConfigError(fmt::format("simulate: --schedule-for {} is not a rank of n = {} (0..{})", rank, options.n, options.n - 1));
+    }
+    if (!find_algorithm(algorithm).schedule_depends_on_straggler()) {
+      throw ConfigError(fmt::format("simulate: --schedule-for {} applies only to algorithms whose schedule depends on the "
+                                    "late rank, not '{}'", rank, algorithm));
+    }
+    options.straggler = static_cast<Rank>(rank);
+  }
   ArrivalSpec arrival_spec = trace ? *trace : arrival_from_flags(parser, options.n, "simulate").value_or(ArrivalSpec{});
   if (trace) {
     if (auto j = parser.get_optional("jitter")) arrival_spec.jitter = parse_distribution_cli(*j, "--jitter");
@@ -318,6 +333,9 @@ int simulate_command(const Args& args, std::ostream& out) {
     }
     out << "\n";
     out << fmt::format("  arrivals: {} (last arrival {})\n", arrival_spec.describe(), format_duration(delay_s));
+    if (find_algorithm(algorithm).schedule_depends_on_straggler()) {
+      out << fmt::format("  schedule built for rank {}\n", expected_straggler);
+    }
     out << fmt::format("  time (first arrival to last finish): {}\n", format_duration(result.time_s));
     out << fmt::format("  time after the last arrival:         {}\n", format_duration(result.time_after_last_arrival_s));
     if (hidden) out << fmt::format("  share of the delay hidden:           {:.1f} %\n", 100.0 * *hidden);

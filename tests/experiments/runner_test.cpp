@@ -226,6 +226,36 @@ TEST(Runner, SchedulesFollowTheStragglerWithTheLargestMedianDelay) {
   EXPECT_EQ(simulate_s("5:3ms,1:1ms"), late_first);
 }
 
+// --schedule-for builds the schedule for a rank other than the late one: a wrong guess costs
+// time, the right one equals the default, and ranks out of range or algorithms whose schedule
+// does not depend on the late rank are refused by name.
+TEST(Runner, ScheduleForBuildsForTheGivenRankWhoeverIsLate) {
+  const auto simulate = [](std::vector<std::string> extra, int expect_rc = 0) {
+    std::vector<std::string> args{"simulate", "-a", "stragglar", "-n", "8", "--stragglers", "1:1ms,5:3ms", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::ostringstream out, err;
+    EXPECT_EQ(run_cli(args, out, err), expect_rc) << err.str();
+    return std::make_pair(out.str(), err.str());
+  };
+  const auto time_s = [](const std::string& json) { return std::stod(json.substr(json.find("\"time_s\":") + 9)); };
+  const auto [chosen, e1] = simulate({});
+  const auto [same, e2] = simulate({"--schedule-for", "5"});
+  const auto [wrong, e3] = simulate({"--schedule-for", "1"});
+  EXPECT_EQ(time_s(same), time_s(chosen));
+  EXPECT_NE(wrong.find("\"expected_straggler\":1"), std::string::npos) << wrong;
+  EXPECT_NE(wrong.find("\"straggler\":5"), std::string::npos) << wrong;
+  EXPECT_GT(time_s(wrong), time_s(chosen) * 1.001);
+  // With --straggler and --delay, the late rank and the schedule's rank part.
+  std::ostringstream out, err;
+  EXPECT_EQ(run_cli({"simulate", "-a", "stragglar", "-n", "8", "--straggler", "2", "--delay", "3ms", "--schedule-for", "6", "--json"}, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("\"expected_straggler\":6"), std::string::npos) << out.str();
+  EXPECT_NE(simulate({"--schedule-for", "8"}, 2).second.find("--schedule-for 8 is not a rank of n = 8"), std::string::npos);
+  std::ostringstream out2, err2;
+  EXPECT_EQ(run_cli({"simulate", "-a", "ring", "-n", "8", "--delay", "3ms", "--schedule-for", "2"}, out2, err2), 2);
+  EXPECT_NE(err2.str().find("--schedule-for 2 applies only to algorithms whose schedule depends on the late rank, not 'ring'"), std::string::npos)
+      << err2.str();
+}
+
 TEST(Runner, ResultsHaveTheDocumentedColumnsAndCommonRandomNumbers) {
   const ExperimentSpec spec = make_spec(kStudy);
   const SweepGrid grid(spec);
