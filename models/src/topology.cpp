@@ -76,6 +76,16 @@ std::uint32_t cluster_leaf(const ClusterSpec& c, std::uint32_t gpu) {
   return c.rail_optimized ? group * c.nics() + local_nic(c, gpu) : group;
 }
 
+// The GPU whose NIC carries a send from src to dst on another node: src itself, or with PXN its
+// node peer on dst's rail (the one at src's place among the GPUs sharing that NIC). A partial
+// last node may lack that peer: src then sends itself.
+std::uint32_t sending_gpu(const ClusterSpec& c, std::uint32_t n, std::uint32_t src, std::uint32_t dst) {
+  if (!c.pxn || local_nic(c, src) == local_nic(c, dst)) return src;
+  const std::uint32_t per_nic = c.gpus_per_node / c.nics();
+  const std::uint32_t peer = src - src % c.gpus_per_node + local_nic(c, dst) * per_nic + src % per_nic;
+  return peer < n ? peer : src;
+}
+
 }  // namespace
 
 const char* topology_kind_name(TopologyKind kind) {
@@ -120,8 +130,13 @@ void Topology::route_into(std::uint32_t src, std::uint32_t dst, std::vector<std:
         return;
       }
       const std::uint32_t nics = num_nics();
-      out.push_back(2 * n + cluster_nic(c, src));
-      const std::uint32_t leaf_src = cluster_leaf(c, src);
+      const std::uint32_t sender = sending_gpu(c, n, src, dst);
+      if (sender != src) {  // PXN: over NVLink to the peer first
+        out.push_back(src);
+        out.push_back(n + sender);
+      }
+      out.push_back(2 * n + cluster_nic(c, sender));
+      const std::uint32_t leaf_src = cluster_leaf(c, sender);
       const std::uint32_t leaf_dst = cluster_leaf(c, dst);
       if (leaf_src != leaf_dst) {
         out.push_back(2 * n + 2 * nics + leaf_src);
@@ -180,8 +195,10 @@ bool Topology::links_owned_by_endpoints() const {
   // dgx1 forwards traffic through intermediate GPUs, so one link carries several senders'
   // flows; an oversubscribed cluster's leaf links bind and are shared by a whole leaf, and a
   // NIC shared by GPUs carries all of their flows.
+  // With PXN a NIC and a GPU's NVLink also carry its node peers' sends.
   return kind == TopologyKind::NvSwitch || kind == TopologyKind::FullMesh ||
-         (kind == TopologyKind::Cluster && cluster.oversubscription <= 1.0 && cluster.nics() == cluster.gpus_per_node);
+         (kind == TopologyKind::Cluster && cluster.oversubscription <= 1.0 && cluster.nics() == cluster.gpus_per_node &&
+          !cluster.pxn);
 }
 
 std::uint32_t Topology::nic_of(std::uint32_t gpu) const {
@@ -384,6 +401,10 @@ Topology make_cluster(std::uint32_t n, const ClusterSpec& spec, double gamma_s_p
   if (spec.gpus_per_node % spec.nics() != 0) {
     throw ConfigError(fmt::format("{}: nics_per_node = {} must divide gpus_per_node = {} (the GPUs share the NICs evenly)",
                                   name, spec.nics(), spec.gpus_per_node));
+  }
+  if (spec.pxn && !spec.rail_optimized) {
+    throw ConfigError(fmt::format("{}: pxn needs rail_optimized (PXN moves a send onto the receiver's rail; without "
+                                  "rails every NIC of a node is under the same leaf)", name));
   }
   if (!(spec.oversubscription >= 1.0) || !std::isfinite(spec.oversubscription)) {
     throw ConfigError(fmt::format("{}: oversubscription {} must be a finite ratio >= 1 (2 means 2:1)", name,

@@ -49,7 +49,7 @@ RunResult ClosedFormEngine::run(const Schedule& given, const RunConfig& config) 
       !(row != nullptr && row->hierarchical && contention_free_cluster)) {
     throw ConfigError(fmt::format(
         "the closed_form engine assumes a homogeneous any-to-any fabric (nvswitch or full_mesh), or for the "
-        "hierarchical algorithms a cluster of whole nodes with a 1:1 fabric and a NIC per GPU; topology '{}' is {} "
+        "hierarchical algorithms a cluster of whole nodes with a 1:1 fabric, a NIC per GPU and no PXN; topology '{}' is {} "
         "(use --engine replay or simgrid)", topo.name, topology_kind_name(topo.kind)));
   }
   const double base = *std::min_element(arrivals.begin(), arrivals.end());

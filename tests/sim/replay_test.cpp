@@ -285,6 +285,26 @@ TEST(Replay, HierarchicalFastAndEventPathsAgree) {
   }
 }
 
+// PXN: GPUs 0 and 2 of node 0 both send to rail-1 GPUs of other nodes, so both leave through
+// GPU 1's NIC (after a hop over NVLink) and share it; without PXN each leaves through its own.
+TEST(Replay, PxnSendsShareTheNicOfTheReceiversRail) {
+  ClusterSpec spec;
+  spec.gpus_per_node = 4;
+  spec.nodes_per_leaf = 1;
+  spec.rail_optimized = true;
+  const Rank n = 12;
+  const double m = 1 << 26;
+  const Schedule s = hand(n, 2, 1, {{{tx(0, 5, 0, 1), tx(2, 9, 1, 1)}}});
+  const RunResult own = replay(s, config(make_cluster(n, spec, 0.0, "rails"), 2 * m));
+  expect_rel(own.time_s, spec.network_latency_s + m / spec.nic_bandwidth_Bps);
+  spec.pxn = true;
+  bool fast = true;
+  const RunResult shared = replay(s, config(make_cluster(n, spec, 0.0, "pxn"), 2 * m), true, &fast);
+  EXPECT_FALSE(fast) << "a NIC shared by two senders needs the event-driven path";
+  expect_rel(shared.finish_s[5], spec.nvlink_latency_s + spec.network_latency_s + m / (spec.nic_bandwidth_Bps / 2));
+  expect_rel(shared.finish_s[9], shared.finish_s[5]);
+}
+
 // Why a run on an oversubscribed fabric can never end before the same run on its 1:1 twin, when
 // the 1:1 run took the one-sweep path: there every flow moved at its cap, and on the 2:1 fabric
 // no flow moves faster than its cap, while the execution rules only take maxima and add

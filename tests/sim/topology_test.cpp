@@ -171,6 +171,31 @@ TEST(Topology, ClusterRoutesAndCapacities) {
   EXPECT_EQ(rail.route(0, 9).size(), 4u);
   EXPECT_EQ(rail.links[4 * 32].bandwidth_Bps, 2 * 50e9);  // 2 nodes per rail leaf
 
+  // PXN: a send to another rail crosses NVLink to the sender's node peer on the receiver's rail
+  // and leaves through its NIC, so it stays under one rail leaf; same-rail and same-node routes
+  // do not change.
+  ClusterSpec p = c;
+  p.pxn = true;
+  const Topology pxn = make_cluster(32, p);  // links: 32 NVL up, 32 NVL down, 32 NIC up, 32 NIC down, 16 + 16 leaves
+  EXPECT_EQ(pxn.route(0, 9), (std::vector<std::uint32_t>{0, 32 + 1, 64 + 1, 96 + 9}));  // via GPU 1's NIC, rail 1
+  EXPECT_EQ(pxn.route_latency_s(0, 9), 3e-6 + 10e-6);
+  EXPECT_EQ(pxn.route(0, 8), rail.route(0, 8));
+  EXPECT_EQ(pxn.route(0, 1), rail.route(0, 1));
+  EXPECT_EQ(pxn.route(3, 17), (std::vector<std::uint32_t>{3, 32 + 1, 64 + 1, 128 + 1, 128 + 16 + 9, 96 + 17}));  // rail 1, next unit
+  EXPECT_FALSE(pxn.links_owned_by_endpoints());
+  EXPECT_NE(config_error([&] { ClusterSpec b = p; b.rail_optimized = false; (void)make_cluster(32, b); }).find("pxn needs rail_optimized"),
+            std::string::npos);
+  // Two GPUs per NIC: the peer at the sender's place among the receiver's NIC's GPUs.
+  ClusterSpec shared = p;
+  shared.nics_per_node = 4;  // 8 GPUs per node: GPUs 2k and 2k+1 share NIC k
+  const Topology two = make_cluster(32, shared);
+  EXPECT_EQ(two.route(1, 8 + 6), (std::vector<std::uint32_t>{1, 32 + 7, 64 + 3, 64 + 16 + 7}));
+  EXPECT_EQ(two.route(0, 8 + 7), (std::vector<std::uint32_t>{0, 32 + 6, 64 + 3, 64 + 16 + 7}));
+  // A partial last node without the peer: the sender's own NIC.
+  const Topology partial = make_cluster(10, p);  // node 1 holds GPUs 8 and 9
+  EXPECT_EQ(partial.route(9, 2), (std::vector<std::uint32_t>{20 + 9, 40 + 1, 40 + 8 + 2, 30 + 2}));  // via the spine: rails 1 and 2
+  EXPECT_EQ(partial.route(8, 1), (std::vector<std::uint32_t>{8, 10 + 9, 20 + 9, 30 + 1}));
+
   // A partial last node is fine; bad parameters are not.
   EXPECT_EQ(make_cluster(13, c).n, 13u);
   EXPECT_NE(config_error([&] { ClusterSpec b = c; b.oversubscription = 0.5; (void)make_cluster(32, b); }), "");
@@ -305,6 +330,12 @@ TEST_F(TopologyYaml, BadInputIsRejectedClearly) {
   EXPECT_NE(error_of("kind: cluster\nn: 16\ncluster:\n  oversubscription: 0.5\n").find(">= 1"), std::string::npos);
   EXPECT_NE(error_of("kind: cluster\nn: 16\ncluster:\n  rail_optimized: maybe\n").find("true or false"),
             std::string::npos);
+  const std::string pxn_alone = error_of("kind: cluster\nn: 16\ncluster:\n  gpus_per_node: 4\n  pxn: true\n");
+  EXPECT_NE(pxn_alone.find(":5"), std::string::npos) << pxn_alone;
+  EXPECT_NE(pxn_alone.find("'cluster.pxn' = true needs 'cluster.rail_optimized: true'"), std::string::npos) << pxn_alone;
+  EXPECT_NE(error_of("kind: cluster\nn: 16\ncluster:\n  rail_optimized: true\n  pxn: often\n").find("true or false"),
+            std::string::npos);
+  EXPECT_EQ(error_of("kind: cluster\nn: 16\ncluster:\n  rail_optimized: true\n  pxn: true\n"), "");
   EXPECT_NE(error_of("kind: nvswitch\nn: [4\n").find("invalid YAML"), std::string::npos);
   EXPECT_NE(error_of("").find("empty"), std::string::npos);
   EXPECT_NE(error_of("- kind\n").find("mapping"), std::string::npos);

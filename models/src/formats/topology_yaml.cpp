@@ -108,7 +108,7 @@ TopologyKind parse_kind(const TopologyFile& f, const YAML::Node& node) {
 ClusterSpec parse_cluster(const TopologyFile& f, const YAML::Node& node) {
   f.only_keys(node, "cluster",
               {"gpus_per_node", "nics_per_node", "nvlink_bandwidth", "nvlink_latency", "nic_bandwidth",
-               "network_latency", "nodes_per_leaf", "oversubscription", "rail_optimized"});
+               "network_latency", "nodes_per_leaf", "oversubscription", "rail_optimized", "pxn"});
   ClusterSpec c;
   if (auto v = yaml_child(node, "gpus_per_node")) c.gpus_per_node = f.count(v, "cluster.gpus_per_node");
   if (auto v = yaml_child(node, "nics_per_node")) {
@@ -132,6 +132,14 @@ ClusterSpec parse_cluster(const TopologyFile& f, const YAML::Node& node) {
     }
   }
   if (auto v = yaml_child(node, "rail_optimized")) c.rail_optimized = f.flag(v, "cluster.rail_optimized");
+  if (auto v = yaml_child(node, "pxn")) {
+    c.pxn = f.flag(v, "cluster.pxn");
+    if (c.pxn && !c.rail_optimized) {
+      throw ConfigError(fmt::format("{}: 'cluster.pxn' = true needs 'cluster.rail_optimized: true' (PXN moves a send "
+                                    "onto the receiver's rail; without rails every NIC of a node is under one leaf)",
+                                    where(f.file(), v)));
+    }
+  }
   return c;
 }
 

@@ -90,6 +90,10 @@ struct ClusterSpec {
   std::uint32_t nodes_per_leaf = 4;
   double oversubscription = 1.0;         ///< leaf down/up bandwidth ratio (2 = 2:1), >= 1
   bool rail_optimized = false;           ///< NIC i of every node on leaf "rail i"
+  /// NCCL's PXN (rail-optimized only): a send to a GPU on another rail first crosses NVLink to
+  /// the sender's node peer on the receiver's rail and leaves through that peer's NIC, so it stays
+  /// on one rail leaf (NCCL_P2P_PXN_LEVEL's default, 2, routes point-to-point sends so).
+  bool pxn = false;
   /// NICs per node, dividing gpus_per_node; 0 = one per GPU. GPUs l with the same
   /// l / (gpus_per_node / nics) share one.
   std::uint32_t nics_per_node = 0;
@@ -223,7 +227,8 @@ std::vector<std::string> known_topology_names(std::string_view configs_dir = {})
 ///   gamma: 0                        (reduction cost, seconds per byte)
 ///   switch_reduction: false         (the NVSwitch reduces in the network, NVLS; nvswitch/cluster)
 ///   cluster: {gpus_per_node, nics_per_node, nvlink_bandwidth, nvlink_latency, nic_bandwidth
-///             (per NIC), network_latency, nodes_per_leaf, oversubscription, rail_optimized}
+///             (per NIC), network_latency, nodes_per_leaf, oversubscription, rail_optimized,
+///             pxn}
 Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_t> n_override = {},
                        std::string_view configs_dir = {});
 
