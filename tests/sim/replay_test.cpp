@@ -285,6 +285,127 @@ TEST(Replay, HierarchicalFastAndEventPathsAgree) {
   }
 }
 
+// The same bound on random hand-made schedules: several phases, matchings and random rounds,
+// copy and reduce, eager and barrier starts, random arrivals, gamma, launch costs (fused and
+// p2p_rounds), own or shared NICs, both layouts, 1.5:1 to 8:1, both bandwidth solvers.
+TEST(Replay, OversubscriptionBoundHoldsOnRandomSchedules) {
+  std::mt19937_64 rng(20261127);
+  const auto pick = [&rng](std::uint64_t bound) { return static_cast<std::uint32_t>(rng() % bound); };
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::size_t compared = 0, slower = 0;
+  constexpr int kTrials = 4000;  // 100,000 found no counterexample either (a one-off run)
+  for (int trial = 0; trial < kTrials; ++trial) {
+    ClusterSpec flat;
+    flat.gpus_per_node = 1 + pick(4);
+    flat.nodes_per_leaf = 1 + pick(3);
+    flat.rail_optimized = pick(2) == 1;
+    if (pick(4) == 0 && flat.gpus_per_node % 2 == 0) flat.nics_per_node = flat.gpus_per_node / 2;
+    const Rank nodes = 2 + pick(5);
+    const Rank n = nodes * flat.gpus_per_node;
+    if (n < 2) continue;
+    const std::uint32_t chunks = 4 + pick(8);
+    Schedule s;
+    s.algorithm = "hand";
+    s.n = n;
+    s.num_chunks = chunks;
+    s.ports = 1;
+    const std::uint32_t phases = 1 + pick(3);
+    for (std::uint32_t p = 0; p < phases; ++p) {
+      Phase& ph = s.add_phase(p == 0 ? "a" : p == 1 ? "b" : "c");
+      const std::uint32_t rounds = 1 + pick(6);
+      for (std::uint32_t r = 0; r < rounds; ++r) {
+        ph.begin_round();
+        if (pick(3) != 0) {
+          // A (partial) matching: rank i sends to perm[i] (each sends and receives at most once).
+          std::vector<Rank> perm(n);
+          for (Rank i = 0; i < n; ++i) perm[i] = i;
+          std::shuffle(perm.begin(), perm.end(), rng);
+          bool any = false;
+          for (Rank i = 0; i < n; ++i) {
+            if (perm[i] == i || unit(rng) < 0.3) continue;
+            const std::uint32_t count = 1 + pick(3);
+            ph.add(i, perm[i], pick(chunks - count + 1), count, pick(2) ? Op::Reduce : Op::Copy);
+            any = true;
+          }
+          if (!any) ph.add(0, 1, 0, 1, Op::Copy);
+        } else {
+          const auto random = test::random_rounds(rng, n, chunks, 1, 1 + pick(3));
+          for (const Transfer& t : random[0]) {
+            ph.add(t.src, t.dst, t.chunk_begin, t.chunk_count, t.op);
+          }
+        }
+      }
+    }
+    std::vector<double> arrival(n, 0.0);
+    for (double& a : arrival) {
+      if (pick(3) == 0) a = unit(rng) * 1e-3;
+    }
+    const StartMode start = pick(2) ? StartMode::Eager : StartMode::Barrier;
+    const double gamma = pick(3) == 0 ? 1e-12 : 0.0;
+    const double size = std::ldexp(1.0, 10 + static_cast<int>(pick(20)));
+    RunConfig one = config(make_cluster(n, flat, gamma, "one"), size, start, arrival);
+    if (pick(3) == 0) {
+      one.execution.style = pick(2) ? ExecutionStyle::P2pRounds : ExecutionStyle::Fused;
+      one.execution.launch_s = unit(rng) * 20e-6;
+    }
+    bool fast = false;
+    const RunResult a = replay(s, one, true, &fast);
+    if (!fast) continue;
+    ClusterSpec over = flat;
+    over.oversubscription = 1.5 + 0.5 * pick(14);
+    RunConfig two = one;
+    two.topology = make_cluster(n, over, gamma, "over");
+    for (const bool bundle : {true, false}) {
+      ReplayEngine engine(ReplayOptions{true, true, bundle});
+      const RunResult b = engine.run(s, two);
+      if (b.time_s > a.time_s * (1 + 1e-9)) ++slower;
+      for (Rank r = 0; r < n; ++r) {
+        EXPECT_GE(b.finish_s[r], a.finish_s[r] * (1 - 1e-12))
+            << "trial " << trial << " rank " << r << " n=" << n << " gpn=" << flat.gpus_per_node
+            << " npl=" << flat.nodes_per_leaf << " rails=" << flat.rail_optimized << " nics=" << flat.nics()
+            << " over=" << over.oversubscription << " start=" << start_mode_name(start) << " bundle=" << bundle;
+      }
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 500u);
+  EXPECT_GT(slower, 50u);  // the oversubscribed runs did share links
+}
+
+// The README's premise, which OversubscriptionNeverMakesARankFinishEarlier skips when it fails: flat StragglAR's 1:1 run is on the one-sweep
+// path, on the test's small clusters and on the 16,384 layout's shape (8 GPUs per node, 32
+// nodes per rail leaf) at 256 and 1,024 GPUs, barrier start, rank n-1 late.
+TEST(Replay, FlatStragglarTakesTheOneSweepPathOn1to1) {
+  for (const bool rails : {false, true}) {
+    ClusterSpec flat;
+    flat.gpus_per_node = 4;
+    flat.nodes_per_leaf = 2;
+    flat.rail_optimized = rails;
+    for (Rank n : {16u, 32u, 48u}) {
+      const Schedule s = generate_schedule("stragglar", AlgorithmOptions{n, {}, 4, flat.gpus_per_node});
+      std::vector<double> arrival(n, 0.0);
+      arrival[n - 1] = 2e-3;
+      bool fast = false;
+      replay(s, config(make_cluster(n, flat, 0.0, "one"), 1 << 26, StartMode::Eager, arrival), true, &fast);
+      EXPECT_TRUE(fast) << n << (rails ? " rails" : "");
+    }
+  }
+  for (Rank n : {256u, 1024u}) {
+    ClusterSpec h100;
+    h100.gpus_per_node = 8;
+    h100.nodes_per_leaf = 32;
+    h100.rail_optimized = true;
+    AlgorithmOptions o{n, {}, 0, 8};
+    o.straggler = n - 1;
+    const Schedule s = generate_schedule("stragglar", o);
+    std::vector<double> arrival(n, 0.0);
+    arrival[n - 1] = 30e-3;
+    bool fast = false;
+    replay(s, config(make_cluster(n, h100, 0.0, "h100"), 1 << 30, StartMode::Barrier, arrival), true, &fast);
+    EXPECT_TRUE(fast) << n;
+  }
+}
+
 // PXN: GPUs 0 and 2 of node 0 both send to rail-1 GPUs of other nodes, so both leave through
 // GPU 1's NIC (after a hop over NVLink) and share it; without PXN each leaves through its own.
 TEST(Replay, PxnSendsShareTheNicOfTheReceiversRail) {
