@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <limits>
 
 #include "collsim/models/error.hpp"
 #include "collsim/models/quote.hpp"
@@ -155,10 +156,22 @@ std::string output_dir_option(const std::string& text, std::string_view command,
 unsigned long long parse_unsigned(std::string_view text, std::string_view what) {
   unsigned long long value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range && ptr == text.data() + text.size()) {
+    throw ConfigError(fmt::format("{}: '{}' is too large", what, quote_excerpt(text)));
+  }
   if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) {
     throw ConfigError(fmt::format("{}: '{}' is not a non-negative integer", what, quote_excerpt(text)));
   }
   return value;
+}
+
+std::uint32_t parse_u32(std::string_view text, std::string_view what) {
+  const unsigned long long value = parse_unsigned(text, what);
+  // A cast would keep the low 32 bits: -n 4294967298 would run with n = 2.
+  if (value > std::numeric_limits<std::uint32_t>::max()) {
+    throw ConfigError(fmt::format("{}: {} is too large (at most {})", what, value, std::numeric_limits<std::uint32_t>::max()));
+  }
+  return static_cast<std::uint32_t>(value);
 }
 
 std::vector<unsigned long long> parse_uint_list(std::string_view text, std::string_view what) {

@@ -169,7 +169,7 @@ int arrivals_command(const Args& args, std::ostream& out) {
     throw ConfigError(fmt::format("arrivals: expected one trace FILE, got {}", parser.positionals().size()));
   }
   std::optional<std::uint32_t> n;
-  if (auto text = parser.get_optional("n")) n = static_cast<std::uint32_t>(parse_unsigned(*text, "-n"));
+  if (auto text = parser.get_optional("n")) n = parse_u32(*text, "-n");
   LateRule rule;
   const std::string k_text = parser.get("late-k");
   try {

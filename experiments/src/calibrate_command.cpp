@@ -129,7 +129,7 @@ int calibrate_command(const Args& args, std::ostream& out) {
     }
   }
   if (auto v = parser.get_optional("collective")) options.collective = parse_collective(*v, "--collective");
-  if (auto v = parser.get_optional("nranks")) options.nranks = static_cast<std::uint32_t>(parse_unsigned(*v, "--nranks"));
+  if (auto v = parser.get_optional("nranks")) options.nranks = parse_u32(*v, "--nranks");
   if (auto v = parser.get_optional("name")) options.name = *v;
   if (auto v = parser.get_optional("out")) options.out_model = output_file_option(*v, "calibrate", "--out");
   if (auto v = parser.get_optional("csv")) options.out_csv = output_file_option(*v, "calibrate", "--csv");

@@ -94,11 +94,11 @@ int schedule_command(const Args& args, std::ostream& out) {
     return 0;
   }
   AlgorithmOptions options;
-  options.n = static_cast<Rank>(parse_unsigned(parser.get("n"), "-n"));
-  if (auto s = parser.get_optional("straggler")) options.straggler = static_cast<Rank>(parse_unsigned(*s, "--straggler"));
-  options.pipeline_chunks = static_cast<std::uint32_t>(parse_unsigned(parser.get("pipeline-chunks"), "--pipeline-chunks"));
-  options.late_ranks = static_cast<std::uint32_t>(parse_unsigned(parser.get("late-ranks"), "--late-ranks"));
-  options.gpus_per_node = static_cast<std::uint32_t>(parse_unsigned(parser.get("gpus-per-node"), "--gpus-per-node"));
+  options.n = parse_u32(parser.get("n"), "-n");
+  if (auto s = parser.get_optional("straggler")) options.straggler = parse_u32(*s, "--straggler");
+  options.pipeline_chunks = parse_u32(parser.get("pipeline-chunks"), "--pipeline-chunks");
+  options.late_ranks = parse_u32(parser.get("late-ranks"), "--late-ranks");
+  options.gpus_per_node = parse_u32(parser.get("gpus-per-node"), "--gpus-per-node");
   const std::string format = parser.get("format");
   if (format != "text" && format != "json" && format != "stats") {
     throw ConfigError(fmt::format("schedule: --format '{}' is not one of text, json, stats", format));

@@ -81,7 +81,7 @@ int simulate_iterations(const ArgParser& parser, const std::string& algorithm, c
     }
     out << fmt::format(
         "{{\"algorithm\":{},\"n\":{},\"size_bytes\":{},\"topology\":{},\"engine\":{},\"start\":\"{}\",\"seed\":{},"
-        "\"arrival\":{},\"straggler\":{},\"iterations\":[{}],\"mean_delay_s\":{},\"mean_time_s\":{},"
+        "\"arrival\":{},\"expected_straggler\":{},\"iterations\":[{}],\"mean_delay_s\":{},\"mean_time_s\":{},"
         "\"mean_time_after_last_arrival_s\":{},\"wall_s\":{},\"peak_rss_bytes\":{}}}\n",
         json_string(schedule.algorithm), options.n, json_number(config.size_bytes), json_string(config.topology.name),
         json_string(engine->name()), start_mode_name(config.start), seed, json_string(arrival_spec.describe()),
@@ -91,10 +91,11 @@ int simulate_iterations(const ArgParser& parser, const std::string& algorithm, c
   }
   out << fmt::format("{} n={} size={} topology={} engine={} start={}\n", schedule.algorithm, options.n,
                      format_size(config.size_bytes), config.topology.name, engine->name(), start_mode_name(config.start));
-  out << fmt::format("  arrivals: {}; {}\n", arrival_spec.describe(),
-                     find_algorithm(schedule.algorithm).relabel_at_run_time
-                         ? std::string("schedule relabelled at run time for the last arrivals")
-                         : fmt::format("schedule built for rank {}", *options.straggler));
+  const AlgorithmInfo& row = find_algorithm(schedule.algorithm);
+  out << fmt::format("  arrivals: {}{}\n", arrival_spec.describe(),
+                     row.relabel_at_run_time                ? std::string("; schedule relabelled at run time for the last arrivals")
+                     : row.schedule_depends_on_straggler() ? fmt::format("; schedule built for rank {}", *options.straggler)
+                                                            : std::string());
   out << fmt::format("  {:>10} {:>9} {:>14} {:>14} {:>16}\n", "iteration", "last rank", "last arrival", "time",
                      "after last arr.");
   for (std::size_t i = 0; i < count; ++i) {
@@ -161,14 +162,14 @@ int simulate_command(const Args& args, std::ostream& out) {
   }
   AlgorithmOptions options;
   std::optional<std::uint32_t> n_flag;
-  if (auto n = parser.get_optional("n")) n_flag = static_cast<std::uint32_t>(parse_unsigned(*n, "-n"));
+  if (auto n = parser.get_optional("n")) n_flag = parse_u32(*n, "-n");
   const std::optional<ArrivalSpec> trace = arrival_trace_from_flags(parser, n_flag, "simulate", {"stragglers", "distribution", "arrival", "persistence", "delay"});
   if (!n_flag && !trace) throw ConfigError("simulate: option --n is required (or an --arrival-trace)");
   options.n = n_flag ? static_cast<Rank>(*n_flag) : static_cast<Rank>(trace->trace->n);
   if (options.n < 2) throw ConfigError(fmt::format("simulate: -n {} is too small (an AllReduce needs n >= 2)", options.n));
-  if (auto s = parser.get_optional("straggler")) options.straggler = static_cast<Rank>(parse_unsigned(*s, "--straggler"));
-  options.pipeline_chunks = static_cast<std::uint32_t>(parse_unsigned(parser.get("pipeline-chunks"), "--pipeline-chunks"));
-  options.late_ranks = static_cast<std::uint32_t>(parse_unsigned(parser.get("late-ranks"), "--late-ranks"));
+  if (auto s = parser.get_optional("straggler")) options.straggler = parse_u32(*s, "--straggler");
+  options.pipeline_chunks = parse_u32(parser.get("pipeline-chunks"), "--pipeline-chunks");
+  options.late_ranks = parse_u32(parser.get("late-ranks"), "--late-ranks");
   RunConfig config;
   config.size_bytes = parse_size_bytes(parser.get("size"), "--size");
   config.start = parse_start_mode(parser.get("start"), "simulate: --start");
@@ -232,6 +233,7 @@ int simulate_command(const Args& args, std::ostream& out) {
     config.execution = nccl->execution;
   }
 
+  const std::optional<ArrivalSpec> from_flags = trace ? std::nullopt : arrival_from_flags(parser, options.n, "simulate");
   // A schedule built for another rank than the late one: what a wrong guess of the straggler costs.
   if (auto text = parser.get_optional("schedule-for")) {
     const auto rank = parse_unsigned(*text, "--schedule-for");
@@ -239,12 +241,19 @@ int simulate_command(const Args& args, std::ostream& out) {
       throw ConfigError(fmt::format("simulate: --schedule-for {} is not a rank of n = {} (0..{})", rank, options.n, options.n - 1));
     }
     if (!find_algorithm(algorithm).schedule_depends_on_straggler()) {
+      const std::string& asked = parser.get("algo");
       throw ConfigError(fmt::format("simulate: --schedule-for {} applies only to algorithms whose schedule depends on the "
-                                    "late rank, not '{}'", rank, algorithm));
+                                    "late rank, not '{}'{}", rank, asked,
+                                    asked == algorithm ? "" : fmt::format(" (NCCL's choice here: {})", algorithm)));
+    }
+    // Without a delay (or with a trace) --straggler too only names the schedule's rank.
+    if (parser.get_optional("straggler") && !from_flags) {
+      throw ConfigError("simulate: give either --straggler or --schedule-for, not both (without --delay or "
+                        "--distribution, --straggler only names the rank the schedule is built for)");
     }
     options.straggler = static_cast<Rank>(rank);
   }
-  ArrivalSpec arrival_spec = trace ? *trace : arrival_from_flags(parser, options.n, "simulate").value_or(ArrivalSpec{});
+  ArrivalSpec arrival_spec = trace ? *trace : from_flags.value_or(ArrivalSpec{});
   if (trace) {
     if (auto j = parser.get_optional("jitter")) arrival_spec.jitter = parse_distribution_cli(*j, "--jitter");
     if (trace->trace->size() > 1) {

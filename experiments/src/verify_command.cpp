@@ -43,7 +43,7 @@ int verify_command(const Args& args, std::ostream& out) {
   if (elements == 0) throw ConfigError("verify: --elements must be at least 1");
   std::uint32_t gpus_per_node = 0;
   if (auto g = parser.get_optional("gpus-per-node")) {
-    gpus_per_node = static_cast<std::uint32_t>(parse_unsigned(*g, "--gpus-per-node"));
+    gpus_per_node = parse_u32(*g, "--gpus-per-node");
     if (gpus_per_node == 0) throw ConfigError("verify: --gpus-per-node must be at least 1");
   }
   std::optional<Rank> straggler;

@@ -296,6 +296,33 @@ TEST(CliHardening, SimulateJsonStragglerIsTheLatestRankAsInResultsCsv) {
   EXPECT_NE(r.out.find("\"straggler\":2,\"expected_straggler\":1"), std::string::npos) << r.out;
 }
 
+// Counts and ranks held in 32 bits: a larger value is an error naming the option, never its low
+// 32 bits (-n 4294967298 ran with n = 2, a 2^64 - 1 pipeline depth overflowed the generator).
+TEST(CliHardening, ValuesBeyond32BitsAreRefusedByName) {
+  const auto refused = [](std::vector<std::string> args, const std::string& what) {
+    const CliRun r = run(args);
+    EXPECT_NE(r.code, 0) << r.out;
+    EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+  };
+  refused({"simulate", "-a", "stragglar", "-n", "4294967298", "--delay", "1ms"}, "-n: 4294967298 is too large (at most 4294967295)");
+  refused({"schedule", "-a", "stragglar", "-n", "4294967298"}, "-n: 4294967298 is too large");
+  refused({"schedule", "-a", "stragglar", "-n", "8", "--straggler", "4294967297"}, "--straggler: 4294967297 is too large");
+  refused({"simulate", "-a", "binomial_tree", "-n", "8", "--pipeline-chunks", "18446744073709551615"},
+          "--pipeline-chunks: 18446744073709551615 is too large");
+  refused({"simulate", "-a", "stragglar_online", "-n", "8", "--late-ranks", "4294967296"}, "--late-ranks: 4294967296 is too large");
+  refused({"simulate", "-a", "ring", "-n", "18446744073709551616"}, "-n: '18446744073709551616' is too large");
+}
+
+// --schedule-for where --straggler names the same thing (no delay, or a trace), and with nccl.
+TEST(CliHardening, ScheduleForConflictsAreNamed) {
+  const CliRun both = run({"simulate", "-a", "stragglar", "-n", "8", "--straggler", "2", "--schedule-for", "6"});
+  EXPECT_NE(both.code, 0);
+  EXPECT_NE(both.err.find("give either --straggler or --schedule-for, not both"), std::string::npos) << both.err;
+  const CliRun nccl = run({"simulate", "-a", "nccl", "-n", "8", "--delay", "3ms", "--schedule-for", "6"});
+  EXPECT_NE(nccl.code, 0);
+  EXPECT_NE(nccl.err.find("not 'nccl' (NCCL's choice here: "), std::string::npos) << nccl.err;
+}
+
 TEST(CliHardening, ASecondYamlDocumentInASpecIsAnError) {
   const std::string two = std::string(kTinySpec) + "---\nname: second\nalgorithms: [ring]\nn: [4]\n";
   try {

@@ -270,8 +270,17 @@ std::uint32_t ArrivalTrace::last_rank(std::size_t i) const {
 }
 
 std::uint32_t ArrivalTrace::most_often_last() const {
+  // An iteration in which every rank arrived together names nobody: counting it for rank 0 (the
+  // lowest on the tie) would make rank 0 the straggler of a trace where it never was late.
   std::vector<std::size_t> count(n, 0);
-  for (std::size_t i = 0; i < size(); ++i) ++count[last_rank(i)];
+  bool any = false;
+  for (std::size_t i = 0; i < size(); ++i) {
+    const auto& d = delay_s[i];
+    if (*std::max_element(d.begin(), d.end()) == 0) continue;
+    ++count[last_rank(i)];
+    any = true;
+  }
+  if (!any) return n - 1;  // nobody is ever late: the default straggler, as without a trace
   return static_cast<std::uint32_t>(std::max_element(count.begin(), count.end()) - count.begin());
 }
 

@@ -1,6 +1,7 @@
 // A small, strict command-line parser shared by every `collsim` subcommand.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -68,6 +69,10 @@ std::string output_dir_option(const std::string& text, std::string_view command,
 
 /// Parses an unsigned integer option value; throws ConfigError naming `what` and the text.
 unsigned long long parse_unsigned(std::string_view text, std::string_view what);
+
+/// parse_unsigned for a value held in 32 bits (ranks, n, counts); larger values are an error,
+/// not cut to their low bits.
+std::uint32_t parse_u32(std::string_view text, std::string_view what);
 
 /// Parses "2..64", "4,8,16" or "8" into a sorted list of values >= 0. Throws ConfigError.
 std::vector<unsigned long long> parse_uint_list(std::string_view text, std::string_view what);

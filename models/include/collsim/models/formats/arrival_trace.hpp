@@ -46,7 +46,8 @@ struct ArrivalTrace {
   /// The rank that arrived last in iteration index i (lowest rank on a tie).
   std::uint32_t last_rank(std::size_t i) const;
   /// The rank most often last over the trace (lowest on a tie): the rank offline profiling
-  /// would name as the straggler.
+  /// would name as the straggler. Iterations in which all ranks arrive together do not count;
+  /// n - 1 when no iteration has a late rank.
   std::uint32_t most_often_last() const;
 };
 
