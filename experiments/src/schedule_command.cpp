@@ -7,9 +7,11 @@
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/algorithms/verifier.hpp"
 #include "collsim/experiments/args.hpp"
+#include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/experiments/commands.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/json.hpp"
+#include "collsim/models/units.hpp"
 
 namespace collsim {
 namespace {
@@ -88,7 +90,9 @@ int schedule_command(const Args& args, std::ostream& out) {
               "pipelined algorithms (trees, nvls): pipeline depth in chunks (0 = the algorithm's default)", "0")
       .option("late-ranks", "", "K", "stragglar_online: ranks expected late (1..n-1)", "1")
       .option("gpus-per-node", "", "G", "hierarchical algorithms: GPUs per node (n must be a multiple)", "0")
-      .option("format", "", "text|json|stats", "output format", "text");
+      .option("format", "", "text|json|stats", "output format", "text")
+      .option("max-schedule-memory", "", "SIZE", "refuse an -n whose schedule is estimated to need more memory",
+              format_size(kDefaultScheduleMemoryLimit_bytes));
   if (!parser.parse(args)) {
     out << parser.help();
     return 0;
@@ -99,9 +103,28 @@ int schedule_command(const Args& args, std::ostream& out) {
   options.pipeline_chunks = parse_u32(parser.get("pipeline-chunks"), "--pipeline-chunks");
   options.late_ranks = parse_u32(parser.get("late-ranks"), "--late-ranks");
   options.gpus_per_node = parse_u32(parser.get("gpus-per-node"), "--gpus-per-node");
+  if (options.straggler && options.n >= 2 && *options.straggler >= options.n) {
+    throw ConfigError(fmt::format("schedule: --straggler {} is not a rank of n = {} (0..{})", *options.straggler, options.n,
+                                  options.n - 1));
+  }
   const std::string format = parser.get("format");
   if (format != "text" && format != "json" && format != "stats") {
     throw ConfigError(fmt::format("schedule: --format '{}' is not one of text, json, stats", format));
+  }
+  // As in simulate: a mistyped -n or depth is refused at once, naming it, not after gigabytes.
+  const double memory_limit_bytes = parse_size_bytes(parser.get("max-schedule-memory"), "--max-schedule-memory");
+  if (!(memory_limit_bytes > 0)) {
+    throw ConfigError(fmt::format("--max-schedule-memory: {} must be positive", parser.get("max-schedule-memory")));
+  }
+  if (options.n >= 2) {  // smaller n: generate_schedule's own error
+    const auto estimate = estimate_schedule(parser.get("algo"), options);
+    if (estimate && schedule_bytes(estimate->transfers) > memory_limit_bytes) {
+      throw ConfigError(fmt::format("schedule: -n {}{} makes a {} schedule of about {:.3g} transfers, {} (estimated), above "
+                                    "--max-schedule-memory {}", options.n,
+                                    options.pipeline_chunks > 0 ? fmt::format(" with --pipeline-chunks {}", options.pipeline_chunks) : "",
+                                    parser.get("algo"), estimate->transfers, rough_size(schedule_bytes(estimate->transfers)),
+                                    parser.get("max-schedule-memory")));
+    }
   }
   const auto t0 = std::chrono::steady_clock::now();
   const Schedule s = generate_schedule(parser.get("algo"), options);

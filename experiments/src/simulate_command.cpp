@@ -167,7 +167,21 @@ int simulate_command(const Args& args, std::ostream& out) {
   if (!n_flag && !trace) throw ConfigError("simulate: option --n is required (or an --arrival-trace)");
   options.n = n_flag ? static_cast<Rank>(*n_flag) : static_cast<Rank>(trace->trace->n);
   if (options.n < 2) throw ConfigError(fmt::format("simulate: -n {} is too small (an AllReduce needs n >= 2)", options.n));
+  const double memory_limit_bytes = parse_size_bytes(parser.get("max-schedule-memory"), "--max-schedule-memory");
+  if (!(memory_limit_bytes > 0)) {
+    throw ConfigError(fmt::format("--max-schedule-memory: {} must be positive", parser.get("max-schedule-memory")));
+  }
+  // Before the topology and arrivals are built: their per-rank memory alone would pass the limit.
+  if (const double bytes = options.n * kRunBytesPerRank; bytes > memory_limit_bytes) {
+    throw ConfigError(fmt::format("simulate: -n {} needs more than {} for its ranks alone (topology links, arrival "
+                                  "and finish times), above --max-schedule-memory {}; lower -n or raise --max-schedule-memory",
+                                  options.n, rough_size(bytes), parser.get("max-schedule-memory")));
+  }
   if (auto s = parser.get_optional("straggler")) options.straggler = parse_u32(*s, "--straggler");
+  if (options.straggler && *options.straggler >= options.n) {
+    throw ConfigError(fmt::format("simulate: --straggler {} is not a rank of n = {} (0..{})", *options.straggler, options.n,
+                                  options.n - 1));
+  }
   options.pipeline_chunks = parse_u32(parser.get("pipeline-chunks"), "--pipeline-chunks");
   options.late_ranks = parse_u32(parser.get("late-ranks"), "--late-ranks");
   RunConfig config;
@@ -272,10 +286,6 @@ int simulate_command(const Args& args, std::ostream& out) {
   // Estimated before generating: a mistyped -n must fail at once, naming -n, not grow to
   // gigabytes and end in "out of memory". On a fabric where the event-driven path may run, the
   // engine's index of the rank-rounds counts too (as large as the schedule on a ring).
-  const double memory_limit_bytes = parse_size_bytes(parser.get("max-schedule-memory"), "--max-schedule-memory");
-  if (!(memory_limit_bytes > 0)) {
-    throw ConfigError(fmt::format("--max-schedule-memory: {} must be positive", parser.get("max-schedule-memory")));
-  }
   if (const auto estimate = estimate_schedule(algorithm, options)) {
     const bool index = engine->builds_event_index(config.topology, estimate->shares_ports);
     if (const double bytes = run_bytes(*estimate, index); bytes > memory_limit_bytes) {
@@ -283,11 +293,13 @@ int simulate_command(const Args& args, std::ostream& out) {
           index ? fmt::format(" plus the {} engine's index of it on {}, {} in all", engine->name(),
                               parser.get("topology"), rough_size(bytes))
                 : std::string();
-      throw ConfigError(fmt::format("simulate: -n {} makes {} schedule of about {:.3g} transfers, {}{} "
-                                    "(estimated), above --max-schedule-memory {}; lower -n or raise --max-schedule-memory",
-                                    options.n, parser.get("algo"), estimate->transfers,
+      const std::string depth = options.pipeline_chunks > 0 ? fmt::format(" with --pipeline-chunks {}", options.pipeline_chunks)
+                                                            : std::string();
+      throw ConfigError(fmt::format("simulate: -n {}{} makes {} schedule of about {:.3g} transfers, {}{} "
+                                    "(estimated), above --max-schedule-memory {}; lower -n{} or raise --max-schedule-memory",
+                                    options.n, depth, parser.get("algo"), estimate->transfers,
                                     rough_size(schedule_bytes(estimate->transfers)), index_part,
-                                    parser.get("max-schedule-memory")));
+                                    parser.get("max-schedule-memory"), depth.empty() ? "" : " or --pipeline-chunks"));
     }
   }
   const Schedule schedule = generate_schedule(algorithm, options);

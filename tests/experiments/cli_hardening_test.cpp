@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -311,6 +312,30 @@ TEST(CliHardening, ValuesBeyond32BitsAreRefusedByName) {
           "--pipeline-chunks: 18446744073709551615 is too large");
   refused({"simulate", "-a", "stragglar_online", "-n", "8", "--late-ranks", "4294967296"}, "--late-ranks: 4294967296 is too large");
   refused({"simulate", "-a", "ring", "-n", "18446744073709551616"}, "-n: '18446744073709551616' is too large");
+}
+
+// Sizes refused before the memory is spent, naming what to lower: an -n whose ranks alone pass
+// the limit (topology and arrivals were built first: 2 s and 514 MB at 3,000,000 GPUs, out of
+// memory at 30,000,000), a pipeline depth (extrapolated, not generated: 10^8 chunks took 8.8 s
+// and 1.1 GB), and the same guard in `schedule`, which had none.
+TEST(CliHardening, HugeRunsAreRefusedBeforeTheyAllocate) {
+  const auto refused = [](std::vector<std::string> args, const std::string& what) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const CliRun r = run(args);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_NE(r.code, 0) << r.out;
+    EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+    EXPECT_LT(s, 2.0) << r.err;
+  };
+  refused({"simulate", "-a", "ring", "-n", "30000000"}, "-n 30000000 needs more than 4.5 GiB for its ranks alone");
+  refused({"simulate", "-a", "binomial_tree", "-n", "8", "--pipeline-chunks", "100000000"},
+          "-n 8 with --pipeline-chunks 100000000 makes binomial_tree schedule of about 1.4e+09 transfers");
+  refused({"schedule", "-a", "stragglar", "-n", "100000000"}, "schedule: -n 100000000 makes a stragglar schedule");
+  refused({"schedule", "-a", "binomial_tree", "-n", "8", "--pipeline-chunks", "100000000"}, "with --pipeline-chunks 100000000");
+  refused({"schedule", "-a", "stragglar", "-n", "8", "--straggler", "8"}, "schedule: --straggler 8 is not a rank of n = 8");
+  // A depth past the counted ones still runs when it fits.
+  const CliRun deep = run({"simulate", "-a", "binomial_tree", "-n", "8", "--pipeline-chunks", "5000"});
+  EXPECT_EQ(deep.code, 0) << deep.err;
 }
 
 // --schedule-for where --straggler names the same thing (no delay, or a trace), and with nccl.
