@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <ostream>
 
 #include "collsim/algorithms/reference_executor.hpp"
@@ -39,6 +40,11 @@ int verify_command(const Args& args, std::ostream& out) {
     }
   }
   const auto ns = parse_uint_list(parser.get("n"), "--n");
+  for (const auto n : ns) {
+    if (n > std::numeric_limits<Rank>::max()) {
+      throw ConfigError(fmt::format("verify: --n {} is too large (at most {})", n, std::numeric_limits<Rank>::max()));
+    }
+  }
   const auto elements = parse_unsigned(parser.get("elements"), "--elements");
   if (elements == 0) throw ConfigError("verify: --elements must be at least 1");
   std::uint32_t gpus_per_node = 0;

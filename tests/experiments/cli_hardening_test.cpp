@@ -312,6 +312,7 @@ TEST(CliHardening, ValuesBeyond32BitsAreRefusedByName) {
           "--pipeline-chunks: 18446744073709551615 is too large");
   refused({"simulate", "-a", "stragglar_online", "-n", "8", "--late-ranks", "4294967296"}, "--late-ranks: 4294967296 is too large");
   refused({"simulate", "-a", "ring", "-n", "18446744073709551616"}, "-n: '18446744073709551616' is too large");
+  refused({"verify", "--n", "4294967298"}, "verify: --n 4294967298 is too large");
 }
 
 // Sizes refused before the memory is spent, naming what to lower: an -n whose ranks alone pass
