@@ -85,12 +85,12 @@ std::string summary_text(const ArrivalTrace& trace, const ArrivalTraceSummary& s
   out += fmt::format("    late most often:  {}\n", text_counts(s.late_by_rank));
   out += fmt::format("  last rank most often: {}\n", text_counts(s.last_by_rank));
   if (std::isnan(s.persistence)) {
-    out += "  persistence of the last rank: undefined (one iteration)\n";
+    out += "  persistence of the last rank: undefined (no two consecutive iterations with a late rank)\n";
   } else {
     out += fmt::format(
         "  persistence of the last rank: {:.3f} of {} consecutive pairs keep it (chance: {:.3f} if uniform, {:.3f} "
         "from the last-rank frequencies)\n",
-        s.persistence, s.iterations - 1, s.chance_uniform, s.chance_empirical);
+        s.persistence, s.persistence_pairs, s.chance_uniform, s.chance_empirical);
   }
   return out;
 }

@@ -188,6 +188,13 @@ std::string ArrivalSpec::describe() const {
   return text + ")";
 }
 
+bool Arrivals::straggler_moved() const {
+  if (!arrival_s.empty() && std::all_of(arrival_s.begin(), arrival_s.end(), [&](double a) { return a == arrival_s.front(); })) {
+    return false;
+  }
+  return stragglers != expected_stragglers;
+}
+
 double Arrivals::max_arrival_s() const {
   return arrival_s.empty() ? 0.0 : *std::max_element(arrival_s.begin(), arrival_s.end());
 }

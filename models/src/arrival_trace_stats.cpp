@@ -86,7 +86,8 @@ ArrivalTraceSummary summarize_arrival_trace(const ArrivalTrace& trace, const Lat
     ++s.late_histogram[late.size()];
     total_late += late.size();
     for (std::uint32_t r : late) ++s.late_by_rank[r];
-    ++s.last_by_rank[trace.last_rank(i)];
+    // An iteration where all arrive together has no last rank (as for most_often_last).
+    if (!trace.all_tied(i)) ++s.last_by_rank[trace.last_rank(i)];
   }
   s.spread = percentiles(spreads);
   s.gap = percentiles(gaps);
@@ -94,13 +95,21 @@ ArrivalTraceSummary summarize_arrival_trace(const ArrivalTrace& trace, const Lat
   if (trace.size() < 2) {
     s.persistence = std::numeric_limits<double>::quiet_NaN();
   } else {
-    std::size_t same = 0;
-    for (std::size_t i = 1; i < trace.size(); ++i) same += trace.last_rank(i) == trace.last_rank(i - 1) ? 1 : 0;
-    s.persistence = static_cast<double>(same) / static_cast<double>(trace.size() - 1);
+    // Over consecutive pairs of iterations that both have a late rank.
+    std::size_t same = 0, pairs = 0;
+    for (std::size_t i = 1; i < trace.size(); ++i) {
+      if (trace.all_tied(i) || trace.all_tied(i - 1)) continue;
+      ++pairs;
+      same += trace.last_rank(i) == trace.last_rank(i - 1) ? 1 : 0;
+    }
+    s.persistence = pairs == 0 ? std::numeric_limits<double>::quiet_NaN()
+                               : static_cast<double>(same) / static_cast<double>(pairs);
+    s.persistence_pairs = pairs;
   }
   s.chance_uniform = 1.0 / static_cast<double>(trace.n);
+  const std::size_t named = std::accumulate(s.last_by_rank.begin(), s.last_by_rank.end(), std::size_t{0});
   for (std::size_t count : s.last_by_rank) {
-    const double f = static_cast<double>(count) / static_cast<double>(trace.size());
+    const double f = named == 0 ? 0.0 : static_cast<double>(count) / static_cast<double>(named);
     s.chance_empirical += f * f;
   }
   return s;

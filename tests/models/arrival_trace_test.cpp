@@ -130,11 +130,12 @@ TEST(ArrivalTraceStats, SummaryOfTheHandMadeTrace) {
   EXPECT_EQ(s.late_histogram, (std::vector<std::size_t>{2, 3, 0, 0}));
   EXPECT_NEAR(s.mean_late_ranks, 0.6, 1e-12);
   EXPECT_EQ(s.late_by_rank, (std::vector<std::size_t>{1, 0, 0, 2}));
-  EXPECT_EQ(s.last_by_rank, (std::vector<std::size_t>{2, 0, 1, 2}));
-  // Last ranks 3 3 0 2 0: one of four consecutive pairs repeats.
-  EXPECT_NEAR(s.persistence, 0.25, 1e-12);
+  // The last iteration, where all arrive together, has no last rank (it counted for rank 0).
+  EXPECT_EQ(s.last_by_rank, (std::vector<std::size_t>{1, 0, 1, 2}));
+  // Last ranks 3 3 0 2 (then nobody): one of the three pairs of iterations with a late rank repeats.
+  EXPECT_NEAR(s.persistence, 1.0 / 3.0, 1e-12);
   EXPECT_NEAR(s.chance_uniform, 0.25, 1e-12);
-  EXPECT_NEAR(s.chance_empirical, 0.4 * 0.4 + 0.4 * 0.4 + 0.2 * 0.2, 1e-12);
+  EXPECT_NEAR(s.chance_empirical, 0.25 * 0.25 + 0.25 * 0.25 + 0.5 * 0.5, 1e-12);
   // Ranks 0 and 3 are both last twice, but one of rank 0's is the iteration where all arrive
   // together, which names nobody: rank 3.
   EXPECT_EQ(t.most_often_last(), 3u);
@@ -159,7 +160,7 @@ TEST(ArrivalTraceStats, FitLoadsBackAndSamples) {
   EXPECT_EQ(fit.stragglers[0].rank, 3u);  // most often late
   EXPECT_EQ(fit.stragglers[0].delay.kind(), DistributionKind::Empirical);
   EXPECT_EQ(fit.stragglers[0].delay.samples_s().size(), 5u);  // the largest delay of each iteration
-  EXPECT_NEAR(fit.persistence, 0.25, 1e-12);
+  EXPECT_NEAR(fit.persistence, 1.0 / 3.0, 1e-12);  // the all-tied last iteration forms no pair
   ASSERT_TRUE(fit.jitter.has_value());
 
   test::TempDir dir;
@@ -188,6 +189,7 @@ TEST(ArrivalTraceModel, TrialsReplayIterationsModuloCount) {
   EXPECT_EQ(a6.stragglers, (std::vector<std::uint32_t>{3}));
   EXPECT_FALSE(a6.straggler_moved());
   EXPECT_TRUE(process.at(2).straggler_moved());  // iteration 2: rank 0 last
+  EXPECT_FALSE(process.at(4).straggler_moved());  // all arrive together: nobody moved
   // Written back and parsed again: the same model.
   const ArrivalSpec back = parse_arrival_yaml(arrival_to_yaml(spec), "arrival", 4u);
   EXPECT_EQ(back.describe(), spec.describe());

@@ -269,14 +269,18 @@ std::uint32_t ArrivalTrace::last_rank(std::size_t i) const {
   return static_cast<std::uint32_t>(std::max_element(d.begin(), d.end()) - d.begin());
 }
 
+bool ArrivalTrace::all_tied(std::size_t i) const {
+  const auto& d = delay_s.at(i);
+  return *std::max_element(d.begin(), d.end()) == 0;  // delays are measured from the earliest
+}
+
 std::uint32_t ArrivalTrace::most_often_last() const {
   // An iteration in which every rank arrived together names nobody: counting it for rank 0 (the
   // lowest on the tie) would make rank 0 the straggler of a trace where it never was late.
   std::vector<std::size_t> count(n, 0);
   bool any = false;
   for (std::size_t i = 0; i < size(); ++i) {
-    const auto& d = delay_s[i];
-    if (*std::max_element(d.begin(), d.end()) == 0) continue;
+    if (all_tied(i)) continue;
     ++count[last_rank(i)];
     any = true;
   }

@@ -121,8 +121,9 @@ struct Arrivals {
   /// The ranks the schedule of this iteration was built for (see PersistenceMode), slot order.
   std::vector<std::uint32_t> expected_stragglers;
 
-  /// True when a straggler is not where the schedule expected it.
-  bool straggler_moved() const { return stragglers != expected_stragglers; }
+  /// True when a straggler is not where the schedule expected it. False when every rank arrives
+  /// together: nobody is late, so nobody moved (a trace's tie names rank 0 only by convention).
+  bool straggler_moved() const;
   /// Latest arrival, seconds.
   double max_arrival_s() const;
 };

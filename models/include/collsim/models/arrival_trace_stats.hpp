@@ -48,11 +48,14 @@ struct ArrivalTraceSummary {
   std::vector<std::size_t> late_histogram;
   double mean_late_ranks = 0;
   std::vector<std::size_t> late_by_rank;  ///< iterations in which each rank is late
-  std::vector<std::size_t> last_by_rank;  ///< iterations in which each rank is last
-  /// Fraction of consecutive iteration pairs with the same last rank (NaN with 1 iteration).
+  /// Iterations in which each rank is last; one where all arrive together names nobody.
+  std::vector<std::size_t> last_by_rank;
+  /// Fraction of consecutive iteration pairs with the same last rank, over the pairs in which
+  /// both iterations have one (NaN when there are none).
   double persistence = 0;
+  std::size_t persistence_pairs = 0;  ///< the pairs persistence is taken over
   double chance_uniform = 0;    ///< 1 / n
-  double chance_empirical = 0;  ///< sum over ranks of (last_by_rank / iterations)^2
+  double chance_empirical = 0;  ///< sum over ranks of (their share of last_by_rank)^2
 };
 
 /// Ranks late in one iteration under `rule`, ascending.
@@ -66,8 +69,8 @@ ArrivalTraceSummary summarize_arrival_trace(const ArrivalTrace& trace, const Lat
 ///  * the stragglers are the k ranks most often late (then most often last, then lowest rank);
 ///  * their delay is the empirical distribution of the k largest delays of every iteration;
 ///  * jitter is the empirical distribution of the other delays (omitted when all are 0);
-///  * persistence is the observed persistence of the last rank (1 with a single iteration),
-///    which is the Markov mode's probability of staying.
+///  * persistence is the observed persistence of the last rank over consecutive iterations that
+///    both have a late rank (1 when there are none), the Markov mode's probability of staying.
 /// Throws ConfigError for an invalid rule.
 ArrivalSpec fit_arrival_model(const ArrivalTrace& trace, const LateRule& rule = {});
 

@@ -45,6 +45,8 @@ struct ArrivalTrace {
   ArrivalTrace only(std::uint64_t label) const;
   /// The rank that arrived last in iteration index i (lowest rank on a tie).
   std::uint32_t last_rank(std::size_t i) const;
+  /// Every rank arrived together in iteration index i: it has no late rank (last_rank says 0).
+  bool all_tied(std::size_t i) const;
   /// The rank most often last over the trace (lowest on a tie): the rank offline profiling
   /// would name as the straggler. Iterations in which all ranks arrive together do not count;
   /// n - 1 when no iteration has a late rank.
