@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collsim/algorithms/registry.hpp"
+#include "collsim/models/error.hpp"
 
 namespace collsim {
 namespace {
@@ -55,21 +56,25 @@ ScheduleEstimate count_schedule(std::string_view algorithm, AlgorithmOptions opt
   return count;
 }
 
-// Through (at / 2, small) and (at, large) as a power law, evaluated at x; 0 stays 0.
-double extrapolate(double small, double large, double at, double x) {
+// Through (at_small, small) and (at_large, large) as a power law, evaluated at x; 0 stays 0.
+double extrapolate(double small, double large, double at_small, double at_large, double x) {
   if (!(small > 0 && large > 0)) return large;
-  const double exponent = std::log(large / small) / std::log(2.0);
-  return large * std::pow(x / at, exponent);
+  const double exponent = std::log(large / small) / std::log(at_large / at_small);
+  return large * std::pow(x / at_large, exponent);
 }
 
-ScheduleEstimate extrapolate(const ScheduleEstimate& small, const ScheduleEstimate& large, double at, double x) {
+ScheduleEstimate extrapolate(const ScheduleEstimate& small, const ScheduleEstimate& large, double at_small,
+                             double at_large, double x) {
   ScheduleEstimate e;
-  e.transfers = extrapolate(small.transfers, large.transfers, at, x);
-  e.rank_rounds = extrapolate(small.rank_rounds, large.rank_rounds, at, x);
-  e.listed_transfers = extrapolate(small.listed_transfers, large.listed_transfers, at, x);
+  e.transfers = extrapolate(small.transfers, large.transfers, at_small, at_large, x);
+  e.rank_rounds = extrapolate(small.rank_rounds, large.rank_rounds, at_small, at_large, x);
+  e.listed_transfers = extrapolate(small.listed_transfers, large.listed_transfers, at_small, at_large, x);
   e.shares_ports = small.shares_ports || large.shares_ports;
   return e;
 }
+
+// The smallest multiple of `step` (0: 1) that is at least `n`.
+Rank round_up(Rank n, std::uint32_t step) { return step <= 1 ? n : (n + step - 1) / step * step; }
 
 }  // namespace
 
@@ -83,28 +88,47 @@ double cpu_s_per_transfer(std::string_view engine) {
 
 std::optional<ScheduleEstimate> estimate_schedule(std::string_view algorithm, const AlgorithmOptions& options) {
   if (options.pipeline_chunks > kExactChunksUpTo) {
+    // Depths of the requested one's parity: a rule such as "must be even" then fails here as it
+    // would when generating, instead of being extrapolated past.
+    const std::uint32_t odd = options.pipeline_chunks % 2;
     AlgorithmOptions half = options, full = options;
-    half.pipeline_chunks = kExactChunksUpTo / 2;
-    full.pipeline_chunks = kExactChunksUpTo;
-    const auto small = estimate_schedule(algorithm, half);
-    const auto large = estimate_schedule(algorithm, full);
+    half.pipeline_chunks = kExactChunksUpTo / 2 - odd;  // both counted exactly: no recursion
+    full.pipeline_chunks = kExactChunksUpTo - odd;
+    std::optional<ScheduleEstimate> small, large;
+    try {
+      small = estimate_schedule(algorithm, half);
+      large = estimate_schedule(algorithm, full);
+    } catch (const ScheduleError& e) {
+      // The generator's message names the depth it was given; the user gave another.
+      std::string why = e.what();
+      const std::string given = fmt::format("pipeline_chunks = {}", half.pipeline_chunks);
+      if (const auto at = why.find(given); at != std::string::npos) {
+        why.replace(at, given.size(), fmt::format("pipeline_chunks = {}", options.pipeline_chunks));
+      }
+      throw ScheduleError(why);
+    }
     if (!small || !large) return std::nullopt;
-    return extrapolate(*small, *large, kExactChunksUpTo, options.pipeline_chunks);
+    return extrapolate(*small, *large, half.pipeline_chunks, full.pipeline_chunks, options.pipeline_chunks);
   }
   const AlgorithmInfo& info = find_algorithm(algorithm);
   NConstraintContext context;  // hierarchical algorithms: the node size the schedule will have
   if (options.gpus_per_node > 0) context.gpus_per_node = options.gpus_per_node;
   const auto unsupported = [&](Rank n) { return !info.unsupported_reason(n, context).empty(); };
-  if (options.n <= kExactUpTo) {
+  // Hierarchical rows need whole nodes: the counted sizes are the multiples of the node size
+  // nearest above 256 and 512 (3 GPUs per node: 258 and 513).
+  const std::uint32_t node = info.hierarchical ? options.gpus_per_node : 0;
+  const Rank small_n = round_up(kSmallN, node);
+  Rank large_n = round_up(kExactUpTo, node);
+  if (large_n <= small_n) large_n = 2 * small_n;
+  if (options.n <= large_n) {
     if (unsupported(options.n)) return std::nullopt;
     return count_schedule(algorithm, options, options.n);
   }
-  if (unsupported(kSmallN) || unsupported(kExactUpTo)) return std::nullopt;
-  const ScheduleEstimate small = count_schedule(algorithm, options, kSmallN);
-  const ScheduleEstimate large = count_schedule(algorithm, options, kExactUpTo);
+  if (unsupported(small_n) || unsupported(large_n)) return std::nullopt;
+  const ScheduleEstimate small = count_schedule(algorithm, options, small_n);
+  const ScheduleEstimate large = count_schedule(algorithm, options, large_n);
   if (!(small.transfers > 0 && large.transfers > 0)) return std::nullopt;
-  static_assert(kExactUpTo == 2 * kSmallN, "the power law goes through n and n / 2");
-  return extrapolate(small, large, kExactUpTo, options.n);
+  return extrapolate(small, large, small_n, large_n, options.n);
 }
 
 std::optional<double> estimate_transfers(std::string_view algorithm, const AlgorithmOptions& options) {

@@ -121,7 +121,9 @@ int schedule_command(const Args& args, std::ostream& out) {
     if (estimate && schedule_bytes(estimate->transfers) > memory_limit_bytes) {
       throw ConfigError(fmt::format("schedule: -n {}{} makes a {} schedule of about {:.3g} transfers, {} (estimated), above "
                                     "--max-schedule-memory {}", options.n,
-                                    options.pipeline_chunks > 0 ? fmt::format(" with --pipeline-chunks {}", options.pipeline_chunks) : "",
+                                    find_algorithm(parser.get("algo")).default_pipeline_chunks > 0 && options.pipeline_chunks > 0
+                                        ? fmt::format(" with --pipeline-chunks {}", options.pipeline_chunks)
+                                        : "",
                                     parser.get("algo"), estimate->transfers, rough_size(schedule_bytes(estimate->transfers)),
                                     parser.get("max-schedule-memory")));
     }

@@ -149,7 +149,7 @@ int simulate_command(const Args& args, std::ostream& out) {
               "for the next solve (e.g. 100ns; README \"Approximate mode\")",
               "0")
       .option("trace", "", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
-      .option("max-schedule-memory", "", "SIZE", "refuse an -n whose run (schedule, and the engine's index of it where it builds one) is estimated to need more memory",
+      .option("max-schedule-memory", "", "SIZE", "refuse an -n whose run (its ranks, the schedule, and the engine's index of it where it builds one) is estimated to need more memory",
               format_size(kDefaultScheduleMemoryLimit_bytes))
       .flag("json", "print one JSON object instead of a table");
   // --straggler is also the rank schedules are built for (default: the expected straggler with the
@@ -293,8 +293,11 @@ int simulate_command(const Args& args, std::ostream& out) {
           index ? fmt::format(" plus the {} engine's index of it on {}, {} in all", engine->name(),
                               parser.get("topology"), rough_size(bytes))
                 : std::string();
-      const std::string depth = options.pipeline_chunks > 0 ? fmt::format(" with --pipeline-chunks {}", options.pipeline_chunks)
-                                                            : std::string();
+      // Only pipelined rows read the depth.
+      const bool pipelined = find_algorithm(algorithm).default_pipeline_chunks > 0;
+      const std::string depth = pipelined && options.pipeline_chunks > 0
+                                    ? fmt::format(" with --pipeline-chunks {}", options.pipeline_chunks)
+                                    : std::string();
       throw ConfigError(fmt::format("simulate: -n {}{} makes {} schedule of about {:.3g} transfers, {}{} "
                                     "(estimated), above --max-schedule-memory {}; lower -n{} or raise --max-schedule-memory",
                                     options.n, depth, parser.get("algo"), estimate->transfers,

@@ -118,7 +118,9 @@ class FastNet {
 // caps any one round of theirs puts on the link fit its capacity, no set of concurrent flows can
 // exceed it. Links are charged to the sender in the first half of a route and to the receiver in
 // the second (a GPU's up links, its leaf's up link; the receiver's down links), so each rank is
-// charged with a few links only; past kMaxCharged it gives up (the event path then runs).
+// charged with a few links only; past kMaxCharged it gives up (the event path then runs). Either
+// end is sound, since both are in the transfer's round: with PXN the forwarding peer's NIC and
+// leaf up links fall in the second half and are charged to the receiver.
 bool never_binds(const Job& job) {
   constexpr std::size_t kMaxCharged = 32;
   struct Charge {

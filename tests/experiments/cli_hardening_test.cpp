@@ -334,9 +334,19 @@ TEST(CliHardening, HugeRunsAreRefusedBeforeTheyAllocate) {
   refused({"schedule", "-a", "stragglar", "-n", "100000000"}, "schedule: -n 100000000 makes a stragglar schedule");
   refused({"schedule", "-a", "binomial_tree", "-n", "8", "--pipeline-chunks", "100000000"}, "with --pipeline-chunks 100000000");
   refused({"schedule", "-a", "stragglar", "-n", "8", "--straggler", "8"}, "schedule: --straggler 8 is not a rank of n = 8");
-  // A depth past the counted ones still runs when it fits.
-  const CliRun deep = run({"simulate", "-a", "binomial_tree", "-n", "8", "--pipeline-chunks", "5000"});
-  EXPECT_EQ(deep.code, 0) << deep.err;
+  // Hierarchical rows on node sizes that divide neither 256 nor 512 are estimated too.
+  refused({"schedule", "-a", "nccl_tree", "-n", "3000", "--gpus-per-node", "3", "--pipeline-chunks", "100000"},
+          "-n 3000 with --pipeline-chunks 100000 makes a nccl_tree schedule");
+  // A depth rule is checked, naming the depth given, not extrapolated past.
+  refused({"schedule", "-a", "double_binary_tree", "-n", "8", "--pipeline-chunks", "1025"}, "pipeline_chunks = 1025 must be even");
+  // Rows without a pipeline do not blame the depth.
+  const CliRun ring = run({"simulate", "-a", "ring", "-n", "30000", "--pipeline-chunks", "2000"});
+  EXPECT_EQ(ring.err.find("--pipeline-chunks"), std::string::npos) << ring.err;
+  // Depths past the counted ones still run when they fit, odd (it recursed without end) or even.
+  for (const char* depth : {"1025", "5000"}) {
+    const CliRun deep = run({"simulate", "-a", "binomial_tree", "-n", "8", "--pipeline-chunks", depth});
+    EXPECT_EQ(deep.code, 0) << deep.err;
+  }
 }
 
 // --schedule-for where --straggler names the same thing (no delay, or a trace), and with nccl.

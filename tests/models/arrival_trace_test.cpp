@@ -49,6 +49,9 @@ TEST(ArrivalTrace, CsvErrorsNameFileLineAndValue) {
                       {"t.csv:5", "iteration 1 has no row for rank 1", "0..2"});
   expect_config_error([] { csv("0,0,0\n0,1,1\n", 4); }, {"t.csv", "group has 2 ranks", "n = 4"});
   expect_config_error([] { csv("0,0,0\n"); }, {"t.csv", "1 rank", "at least 2"});
+  // A rank far past the rows is refused before a slot per rank is allocated (32 GB here).
+  expect_config_error([] { csv("0,0,1\n0,4000000000,2\n"); },
+                      {"t.csv", "4000000001 ranks", "only 2 arrivals", "every iteration must list every rank"});
   expect_config_error([] { parse_arrival_trace("iter,rank,arrival_s\n0,0,0\n", "t.csv"); },
                       {"t.csv:1", "no column 'iteration'"});
   expect_config_error([] { parse_arrival_trace("", "t.csv"); }, {"t.csv", "empty"});
@@ -74,7 +77,7 @@ TEST(ArrivalTrace, InspectorVerboseJson) {
   expect_config_error([] { read_arrival_trace(kData / "inspector_verbose.json", 4); }, {"group has 3 ranks", "n = 4"});
 }
 
-std::string record(const std::string& id, int rank, int n_ranks, int sn, const std::string& start) {
+std::string record(const std::string& id, int rank, long long n_ranks, int sn, const std::string& start) {
   return fmt::format(
       "{{\"header\": {{\"id\": \"{}\", \"rank\": {}, \"n_ranks\": {}}}, \"coll_perf\": {{\"coll\": \"AllReduce\", "
       "\"coll_sn\": {}, \"event_trace_ts\": {{\"coll_start_ts\": {}}}}}}}\n",
@@ -96,6 +99,9 @@ TEST(ArrivalTrace, InspectorErrors) {
                       {"i.json:2", "header.rank = 2", "n_ranks = 2"});
   expect_config_error([&] { parse(record("0x1", 0, 2, 1, "10") + record("0x1", 1, 3, 1, "4")); },
                       {"i.json:2", "n_ranks = 3", "earlier records have 2"});
+  expect_config_error([&] { parse(record("0x1", 0, 4294967298ull, 1, "10")); },
+                      {"i.json:1", "header.n_ranks = 4294967298 is too large"});
+  expect_config_error([&] { parse(record("0x1", 0, 300000000, 1, "10")); }, {"300000000 ranks", "only 1 arrivals"});
   expect_config_error([&] { parse(record("0x1", 0, 2, 1, "10") + record("0x1", 1, 2, 2, "4")); },
                       {"iteration 1 has no row for rank 1"});
   expect_config_error([&] { parse("{\"header\": {\"id\": \"0x1\", \"rank\": 0, \"n_ranks\": 2}, \"coll_perf\": {\"coll_sn\": 1}}"); },

@@ -173,8 +173,11 @@ std::vector<Row> inspector_rows(std::string_view text, std::string_view source, 
     }
     const std::string where = fmt::format("{}:{}: record {}", source, r.line, i);
     const std::uint64_t n_ranks = integer_member(r, "header.n_ranks", source, i);
+    if (n_ranks > 0xFFFFFFFFull) {
+      throw ConfigError(fmt::format("{}: header.n_ranks = {} is too large (at most 4294967295)", where, n_ranks));
+    }
     if (group_size == 0) {
-      group_size = static_cast<std::uint32_t>(std::min<std::uint64_t>(n_ranks, 0xFFFFFFFFull));
+      group_size = static_cast<std::uint32_t>(n_ranks);
     } else if (n_ranks != group_size) {
       throw ConfigError(fmt::format("{}: header.n_ranks = {} but earlier records have {}", where, n_ranks, group_size));
     }
@@ -207,6 +210,13 @@ ArrivalTrace assemble(std::vector<Row> rows, std::uint32_t group_size, double un
   if (group_size < 2) {
     throw ConfigError(fmt::format("arrival trace '{}': the group has {} rank; a collective needs at least 2", source,
                                   group_size));
+  }
+  // Every iteration lists every rank: a group larger than the rows is refused before a slot per
+  // rank is allocated for it (a rank of 4,000,000,000 on one line asked for 32 GB).
+  if (group_size > rows.size()) {
+    throw ConfigError(fmt::format("arrival trace '{}': the group has {} ranks (0..{}) but the trace holds only {} "
+                                  "arrivals; every iteration must list every rank",
+                                  source, group_size, group_size - 1, rows.size()));
   }
   std::map<std::uint64_t, std::vector<const Row*>> by_iteration;
   for (const Row& r : rows) {

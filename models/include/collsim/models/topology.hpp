@@ -20,7 +20,9 @@
 //                the GPUs next to it) and split its bandwidth. Default: one NIC per GPU. Leaves
 //                connect through one spine layer modelled as a single aggregated up and down
 //                link per leaf of capacity (leaf down capacity) / oversubscription and zero
-//                latency, so every inter-node pair sees exactly network_latency_s.
+//                latency, so every inter-node pair sees exactly network_latency_s. With pxn
+//                (rail-optimized only) a send to another rail first crosses NVLink to the node
+//                peer on the receiver's rail and leaves through its NIC: nvlink_latency_s more.
 //                Links, with M = num_nics() (n when every GPU has its own NIC): [0, n) NVLink
 //                up, [n, 2n) NVLink down, [2n, 2n+M) NIC up, [2n+M, 2n+2M) NIC down (NIC m =
 //                node * nics_per_node + local NIC), then one leaf up and one leaf down link per leaf.
@@ -154,7 +156,8 @@ struct Topology {
   /// True when every link that can bind carries only traffic sent by one GPU or only traffic
   /// received by one GPU (nvswitch, full_mesh, cluster with a NIC per GPU). Then a link is busy
   /// only with the transfers of one rank's current round, which lets engines skip bandwidth
-  /// sharing when no round uses a link twice. A NIC shared by GPUs carries several ranks' flows.
+  /// sharing when no round uses a link twice. A NIC shared by GPUs carries several ranks' flows,
+  /// and so do a NIC and an NVLink with PXN (they forward node peers' sends).
   bool links_owned_by_endpoints() const;
 
   /// Leaf switch of GPU g (kind == Cluster only; throws ConfigError otherwise or if g >= n).
