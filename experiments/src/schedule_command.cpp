@@ -103,6 +103,11 @@ int schedule_command(const Args& args, std::ostream& out) {
   options.pipeline_chunks = parse_u32(parser.get("pipeline-chunks"), "--pipeline-chunks");
   options.late_ranks = parse_u32(parser.get("late-ranks"), "--late-ranks");
   options.gpus_per_node = parse_u32(parser.get("gpus-per-node"), "--gpus-per-node");
+  if (options.straggler && !find_algorithm(parser.get("algo")).schedule_depends_on_straggler() &&
+      !(options.n >= 2 && *options.straggler >= options.n)) {
+    throw ConfigError(fmt::format("schedule: --straggler {} does not apply: the schedule of '{}' does not depend on "
+                                  "which rank is late", *options.straggler, parser.get("algo")));
+  }
   if (options.straggler && options.n >= 2 && *options.straggler >= options.n) {
     throw ConfigError(fmt::format("schedule: --straggler {} is not a rank of n = {} (0..{})", *options.straggler, options.n,
                                   options.n - 1));

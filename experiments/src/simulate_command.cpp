@@ -267,6 +267,15 @@ int simulate_command(const Args& args, std::ostream& out) {
     }
     options.straggler = static_cast<Rank>(rank);
   }
+  // Without a delay (or with a trace) --straggler only names the schedule's rank: a no-op for
+  // algorithms whose schedule does not depend on it, which the CLI refuses rather than ignores.
+  if (auto r = parser.get_optional("straggler"); r && !from_flags && !find_algorithm(algorithm).schedule_depends_on_straggler()) {
+    const std::string& asked = parser.get("algo");
+    throw ConfigError(fmt::format("simulate: --straggler {} without --delay or --distribution only names the rank a "
+                                  "straggler-aware schedule is built for, and the schedule of '{}'{} does not depend on it "
+                                  "(add --delay to make rank {} late)",
+                                  *r, asked, asked == algorithm ? "" : fmt::format(" (NCCL's choice here: {})", algorithm), *r));
+  }
   ArrivalSpec arrival_spec = trace ? *trace : from_flags.value_or(ArrivalSpec{});
   if (trace) {
     if (auto j = parser.get_optional("jitter")) arrival_spec.jitter = parse_distribution_cli(*j, "--jitter");

@@ -354,6 +354,14 @@ TEST(CliHardening, ScheduleForConflictsAreNamed) {
   const CliRun both = run({"simulate", "-a", "stragglar", "-n", "8", "--straggler", "2", "--schedule-for", "6"});
   EXPECT_NE(both.code, 0);
   EXPECT_NE(both.err.find("give either --straggler or --schedule-for, not both"), std::string::npos) << both.err;
+  // --straggler without a delay names only the schedule's rank: for a schedule that ignores it,
+  // a no-op the CLI refuses (in `schedule` always); with --delay it makes the rank late.
+  const CliRun ring = run({"simulate", "-a", "ring", "-n", "8", "--straggler", "3"});
+  EXPECT_NE(ring.code, 0);
+  EXPECT_NE(ring.err.find("the schedule of 'ring' does not depend on it"), std::string::npos) << ring.err;
+  EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "8", "--straggler", "3", "--delay", "0"}).code, 0);
+  const CliRun listing = run({"schedule", "-a", "ring", "-n", "4", "--straggler", "2"});
+  EXPECT_NE(listing.err.find("--straggler 2 does not apply"), std::string::npos) << listing.err;
   const CliRun nccl = run({"simulate", "-a", "nccl", "-n", "8", "--delay", "3ms", "--schedule-for", "6"});
   EXPECT_NE(nccl.code, 0);
   EXPECT_NE(nccl.err.find("not 'nccl' (NCCL's choice here: "), std::string::npos) << nccl.err;
