@@ -211,6 +211,11 @@ TEST(ModelFile, BadFilesNameKeyAndLine) {
   expect_contains(error_of(head + link + "fit:\n  rows:\n    - {source: a, collective: all_reduce, algorithm: ring, n: -8, "
                                          "size_bytes: 8, measured_s: 1e-5, predicted_s: 1e-5, rel_error: 0, role: fit}\n"),
                   "'fit.rows[0].n' = '-8' is not a non-negative integer");
+  expect_contains(error_of(head + link + "fit:\n  rows:\n    - {source: a, collective: all_reduce, algorithm: ring, n: 4294967298, "
+                                         "size_bytes: 8, measured_s: 1e-5, predicted_s: 1e-5, rel_error: 0, role: fit}\n"),
+                  "m.yaml:6: 'fit.rows[0].n' = 4294967298 is too large");
+  expect_contains(error_of(head + link + "provenance:\n  sources:\n    - {file: a, n: 4294967296}\n"),
+                  "'provenance.sources[0].n' = 4294967296 is too large");
   expect_contains(error_of(head + link + "provenance:\n  sources:\n    - {file: a, colour: red}\n"),
                   "m.yaml:6: unknown key 'colour' in 'provenance.sources[0]'");
   expect_contains(error_of(head + link + "fit: {median_abs_rel_error: lots}\n"),

@@ -170,6 +170,13 @@ class Reader {
     return value;
   }
 
+  // A count held in 32 bits: a larger value is refused, not cut to its low bits.
+  std::uint32_t u32(const YAML::Node& node, std::string_view path) const {
+    const std::uint64_t value = unsigned_integer(node, path);
+    if (value > 0xFFFFFFFFull) fail(node, fmt::format("'{}' = {} is too large (at most 4294967295)", path, value));
+    return static_cast<std::uint32_t>(value);
+  }
+
   bool boolean(const YAML::Node& node, std::string_view path) const {
     const std::string s = scalar(node, path);
     if (s == "true") return true;
@@ -274,7 +281,7 @@ ModelProvenance read_provenance(const Reader& r, const YAML::Node& node) {
       src.file = r.scalar(r.require(s, "file", path), path + ".file");
       if (const YAML::Node v = yaml_child(s, "format")) src.format = r.scalar(v, path + ".format");
       if (const YAML::Node v = yaml_child(s, "collective")) src.collective = r.scalar(v, path + ".collective");
-      if (const YAML::Node v = yaml_child(s, "n")) src.n = static_cast<std::uint32_t>(r.unsigned_integer(v, path + ".n"));
+      if (const YAML::Node v = yaml_child(s, "n")) src.n = r.u32(v, path + ".n");
       if (const YAML::Node v = yaml_child(s, "rows")) src.rows = r.unsigned_integer(v, path + ".rows");
       if (const YAML::Node v = yaml_child(s, "fnv1a64")) src.fnv1a64 = r.scalar(v, path + ".fnv1a64");
       p.sources.push_back(std::move(src));
@@ -300,7 +307,7 @@ void read_fit(const Reader& r, const YAML::Node& node, ModelFile& model) {
     out.source = r.scalar(r.require(row, "source", path), path + ".source");
     out.collective = r.scalar(r.require(row, "collective", path), path + ".collective");
     out.algorithm = r.scalar(r.require(row, "algorithm", path), path + ".algorithm");
-    out.n = static_cast<std::uint32_t>(r.unsigned_integer(r.require(row, "n", path), path + ".n"));
+    out.n = r.u32(r.require(row, "n", path), path + ".n");
     out.size_bytes = r.non_negative(r.require(row, "size_bytes", path), path + ".size_bytes");
     out.measured_s = r.non_negative(r.require(row, "measured_s", path), path + ".measured_s");
     out.predicted_s = r.non_negative(r.require(row, "predicted_s", path), path + ".predicted_s");
@@ -309,7 +316,7 @@ void read_fit(const Reader& r, const YAML::Node& node, ModelFile& model) {
     if (out.role != "fit" && out.role != "predict") {
       r.fail(yaml_child(row, "role"), fmt::format("'{}.role' = '{}' must be fit or predict", path, out.role));
     }
-    if (const YAML::Node v = yaml_child(row, "regime")) out.regime = static_cast<std::uint32_t>(r.unsigned_integer(v, path + ".regime"));
+    if (const YAML::Node v = yaml_child(row, "regime")) out.regime = r.u32(v, path + ".regime");
     model.fit_rows.push_back(std::move(out));
   }
 }
