@@ -10,6 +10,7 @@
 
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/units.hpp"
 
 namespace collsim {
 namespace {
@@ -166,6 +167,17 @@ std::string rough_size(double bytes) {
 double journal_bytes(double units, double runs) {
   // One line per unit: ~100 bytes of header and checksum, ~70 bytes per trial (six numbers).
   return units * 100.0 + runs * 70.0;
+}
+
+double memory_limit_option_bytes(const std::string& text) {
+  const double bytes = parse_size_bytes(text, "--max-schedule-memory");
+  if (!(bytes > 0)) throw ConfigError(fmt::format("--max-schedule-memory: {} must be positive", text));
+  return bytes;
+}
+
+std::string depth_clause(std::string_view algorithm, std::uint32_t pipeline_chunks) {
+  if (pipeline_chunks == 0 || find_algorithm(algorithm).default_pipeline_chunks == 0) return {};
+  return fmt::format(" with --pipeline-chunks {}", pipeline_chunks);
 }
 
 }  // namespace collsim

@@ -103,32 +103,25 @@ int schedule_command(const Args& args, std::ostream& out) {
   options.pipeline_chunks = parse_u32(parser.get("pipeline-chunks"), "--pipeline-chunks");
   options.late_ranks = parse_u32(parser.get("late-ranks"), "--late-ranks");
   options.gpus_per_node = parse_u32(parser.get("gpus-per-node"), "--gpus-per-node");
-  if (options.straggler && !find_algorithm(parser.get("algo")).schedule_depends_on_straggler() &&
-      !(options.n >= 2 && *options.straggler >= options.n)) {
-    throw ConfigError(fmt::format("schedule: --straggler {} does not apply: the schedule of '{}' does not depend on "
-                                  "which rank is late", *options.straggler, parser.get("algo")));
-  }
   if (options.straggler && options.n >= 2 && *options.straggler >= options.n) {
     throw ConfigError(fmt::format("schedule: --straggler {} is not a rank of n = {} (0..{})", *options.straggler, options.n,
                                   options.n - 1));
+  }
+  if (options.straggler && !find_algorithm(parser.get("algo")).schedule_depends_on_straggler()) {
+    throw ConfigError(fmt::format("schedule: --straggler {} does not apply: the schedule of '{}' does not depend on "
+                                  "which rank is late", *options.straggler, parser.get("algo")));
   }
   const std::string format = parser.get("format");
   if (format != "text" && format != "json" && format != "stats") {
     throw ConfigError(fmt::format("schedule: --format '{}' is not one of text, json, stats", format));
   }
   // As in simulate: a mistyped -n or depth is refused at once, naming it, not after gigabytes.
-  const double memory_limit_bytes = parse_size_bytes(parser.get("max-schedule-memory"), "--max-schedule-memory");
-  if (!(memory_limit_bytes > 0)) {
-    throw ConfigError(fmt::format("--max-schedule-memory: {} must be positive", parser.get("max-schedule-memory")));
-  }
+  const double memory_limit_bytes = memory_limit_option_bytes(parser.get("max-schedule-memory"));
   if (options.n >= 2) {  // smaller n: generate_schedule's own error
     const auto estimate = estimate_schedule(parser.get("algo"), options);
     if (estimate && schedule_bytes(estimate->transfers) > memory_limit_bytes) {
       throw ConfigError(fmt::format("schedule: -n {}{} makes a {} schedule of about {:.3g} transfers, {} (estimated), above "
-                                    "--max-schedule-memory {}", options.n,
-                                    find_algorithm(parser.get("algo")).default_pipeline_chunks > 0 && options.pipeline_chunks > 0
-                                        ? fmt::format(" with --pipeline-chunks {}", options.pipeline_chunks)
-                                        : "",
+                                    "--max-schedule-memory {}", options.n, depth_clause(parser.get("algo"), options.pipeline_chunks),
                                     parser.get("algo"), estimate->transfers, rough_size(schedule_bytes(estimate->transfers)),
                                     parser.get("max-schedule-memory")));
     }

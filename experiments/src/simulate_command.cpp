@@ -167,10 +167,7 @@ int simulate_command(const Args& args, std::ostream& out) {
   if (!n_flag && !trace) throw ConfigError("simulate: option --n is required (or an --arrival-trace)");
   options.n = n_flag ? static_cast<Rank>(*n_flag) : static_cast<Rank>(trace->trace->n);
   if (options.n < 2) throw ConfigError(fmt::format("simulate: -n {} is too small (an AllReduce needs n >= 2)", options.n));
-  const double memory_limit_bytes = parse_size_bytes(parser.get("max-schedule-memory"), "--max-schedule-memory");
-  if (!(memory_limit_bytes > 0)) {
-    throw ConfigError(fmt::format("--max-schedule-memory: {} must be positive", parser.get("max-schedule-memory")));
-  }
+  const double memory_limit_bytes = memory_limit_option_bytes(parser.get("max-schedule-memory"));
   // Before the topology and arrivals are built: their per-rank memory alone would pass the limit.
   if (const double bytes = options.n * kRunBytesPerRank; bytes > memory_limit_bytes) {
     throw ConfigError(fmt::format("simulate: -n {} needs more than {} for its ranks alone (topology links, arrival "
@@ -248,6 +245,10 @@ int simulate_command(const Args& args, std::ostream& out) {
   }
 
   const std::optional<ArrivalSpec> from_flags = trace ? std::nullopt : arrival_from_flags(parser, options.n, "simulate");
+  // The algorithm as the user named it, and NCCL's choice when that is `nccl`.
+  const std::string named_algorithm =
+      parser.get("algo") == algorithm ? fmt::format("'{}'", algorithm)
+                                      : fmt::format("'{}' (NCCL's choice here: {})", parser.get("algo"), algorithm);
   // A schedule built for another rank than the late one: what a wrong guess of the straggler costs.
   if (auto text = parser.get_optional("schedule-for")) {
     const auto rank = parse_unsigned(*text, "--schedule-for");
@@ -255,10 +256,8 @@ int simulate_command(const Args& args, std::ostream& out) {
       throw ConfigError(fmt::format("simulate: --schedule-for {} is not a rank of n = {} (0..{})", rank, options.n, options.n - 1));
     }
     if (!find_algorithm(algorithm).schedule_depends_on_straggler()) {
-      const std::string& asked = parser.get("algo");
       throw ConfigError(fmt::format("simulate: --schedule-for {} applies only to algorithms whose schedule depends on the "
-                                    "late rank, not '{}'{}", rank, asked,
-                                    asked == algorithm ? "" : fmt::format(" (NCCL's choice here: {})", algorithm)));
+                                    "late rank, not {}", rank, named_algorithm));
     }
     // Without a delay (or with a trace) --straggler too only names the schedule's rank.
     if (parser.get_optional("straggler") && !from_flags) {
@@ -270,11 +269,9 @@ int simulate_command(const Args& args, std::ostream& out) {
   // Without a delay (or with a trace) --straggler only names the schedule's rank: a no-op for
   // algorithms whose schedule does not depend on it, which the CLI refuses rather than ignores.
   if (auto r = parser.get_optional("straggler"); r && !from_flags && !find_algorithm(algorithm).schedule_depends_on_straggler()) {
-    const std::string& asked = parser.get("algo");
     throw ConfigError(fmt::format("simulate: --straggler {} without --delay or --distribution only names the rank a "
-                                  "straggler-aware schedule is built for, and the schedule of '{}'{} does not depend on it "
-                                  "(add --delay to make rank {} late)",
-                                  *r, asked, asked == algorithm ? "" : fmt::format(" (NCCL's choice here: {})", algorithm), *r));
+                                  "straggler-aware schedule is built for, and the schedule of {} does not depend on it "
+                                  "(add --delay to make rank {} late)", *r, named_algorithm, *r));
   }
   ArrivalSpec arrival_spec = trace ? *trace : from_flags.value_or(ArrivalSpec{});
   if (trace) {
@@ -302,11 +299,7 @@ int simulate_command(const Args& args, std::ostream& out) {
           index ? fmt::format(" plus the {} engine's index of it on {}, {} in all", engine->name(),
                               parser.get("topology"), rough_size(bytes))
                 : std::string();
-      // Only pipelined rows read the depth.
-      const bool pipelined = find_algorithm(algorithm).default_pipeline_chunks > 0;
-      const std::string depth = pipelined && options.pipeline_chunks > 0
-                                    ? fmt::format(" with --pipeline-chunks {}", options.pipeline_chunks)
-                                    : std::string();
+      const std::string depth = depth_clause(algorithm, options.pipeline_chunks);
       throw ConfigError(fmt::format("simulate: -n {}{} makes {} schedule of about {:.3g} transfers, {}{} "
                                     "(estimated), above --max-schedule-memory {}; lower -n{} or raise --max-schedule-memory",
                                     options.n, depth, parser.get("algo"), estimate->transfers,

@@ -92,20 +92,15 @@ ArrivalTraceSummary summarize_arrival_trace(const ArrivalTrace& trace, const Lat
   s.spread = percentiles(spreads);
   s.gap = percentiles(gaps);
   s.mean_late_ranks = static_cast<double>(total_late) / static_cast<double>(trace.size());
-  if (trace.size() < 2) {
-    s.persistence = std::numeric_limits<double>::quiet_NaN();
-  } else {
-    // Over consecutive pairs of iterations that both have a late rank.
-    std::size_t same = 0, pairs = 0;
-    for (std::size_t i = 1; i < trace.size(); ++i) {
-      if (trace.all_tied(i) || trace.all_tied(i - 1)) continue;
-      ++pairs;
-      same += trace.last_rank(i) == trace.last_rank(i - 1) ? 1 : 0;
-    }
-    s.persistence = pairs == 0 ? std::numeric_limits<double>::quiet_NaN()
-                               : static_cast<double>(same) / static_cast<double>(pairs);
-    s.persistence_pairs = pairs;
+  // Over consecutive pairs of iterations that both have a late rank (none with one iteration).
+  std::size_t same = 0;
+  for (std::size_t i = 1; i < trace.size(); ++i) {
+    if (trace.all_tied(i) || trace.all_tied(i - 1)) continue;
+    ++s.persistence_pairs;
+    same += trace.last_rank(i) == trace.last_rank(i - 1) ? 1 : 0;
   }
+  s.persistence = s.persistence_pairs == 0 ? std::numeric_limits<double>::quiet_NaN()
+                                           : static_cast<double>(same) / static_cast<double>(s.persistence_pairs);
   s.chance_uniform = 1.0 / static_cast<double>(trace.n);
   const std::size_t named = std::accumulate(s.last_by_rank.begin(), s.last_by_rank.end(), std::size_t{0});
   for (std::size_t count : s.last_by_rank) {

@@ -57,6 +57,12 @@ double physical_memory_bytes();
 /// `bytes` with a unit a person reads at a glance ("8.1 GiB"): estimates are rough.
 std::string rough_size(double bytes);
 
+/// The value of --max-schedule-memory (`text`), bytes; throws ConfigError unless it is positive.
+double memory_limit_option_bytes(const std::string& text);
+/// " with --pipeline-chunks K" when `algorithm` is pipelined and K > 0, else "": what a memory
+/// error names beside -n (rows without a pipeline ignore the depth).
+std::string depth_clause(std::string_view algorithm, std::uint32_t pipeline_chunks);
+
 /// Bytes of the checkpoint journal of a study with `units` work units and `runs` trials.
 double journal_bytes(double units, double runs);
 
