@@ -82,10 +82,9 @@ Schedule generate_nvls_tree(const AlgorithmOptions& options) {
     throw ScheduleError(fmt::format("nvls_tree: n = {} is not supported: {}", n, why));
   }
   const std::uint32_t pieces = options.pipeline_chunks;
-  COLLSIM_ASSERT(pieces > 0, "generate_schedule() fills in the default pipeline depth");
-  if (pieces % 2 != 0 || static_cast<std::uint64_t>(pieces) * g > 0xFFFFFFu || 2ull * g > 0xFFFF) {
-    throw ScheduleError(fmt::format("nvls_tree: pipeline_chunks = {} must be even (two trees carry half each) and "
-                                    "give at most 2^24 chunks with {} GPUs per node",
+  COLLSIM_ASSERT(pieces > 0 && pieces % 2 == 0, "generate_schedule() gives an even pipeline depth (table row)");
+  if (static_cast<std::uint64_t>(pieces) * g > 0xFFFFFFu || 2ull * g > 0xFFFF) {
+    throw ScheduleError(fmt::format("nvls_tree: pipeline_chunks = {} must give at most 2^24 chunks with {} GPUs per node",
                                     pieces, g));
   }
   const std::uint32_t steps = pieces / 2;

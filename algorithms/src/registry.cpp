@@ -151,6 +151,7 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
                     "(Parallel Computing 2009); NCCL 2.4",
        .supported_n = "every n >= 2",
        .default_pipeline_chunks = kTreePipelineChunks,
+       .even_depth_because = "each of the two trees carries half of the chunks",
        .n_constraint = &flat<&double_binary_tree_unsupported>,
        .generate = &generate_double_binary_tree,
        .closed_form = &double_binary_tree_closed_form,
@@ -224,6 +225,7 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .supported_n = "n = nodes x GPUs per node of a cluster topology",
        .hierarchical = true,
        .default_pipeline_chunks = kNcclTreePipelineChunks,
+       .even_depth_because = "each of a channel's two trees carries half of them",
        .n_constraint = &hierarchical_constraint,
        .generate = &generate_nccl_tree,
        .nccl_candidate = true},
@@ -238,6 +240,7 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .needs_switch_reduction = true,
        .default_pipeline_chunks = kNvlsTreePipelineChunks,
        .depth_for = &nvls_tree_depth,
+       .even_depth_because = "two trees carry half each",
        .n_constraint = &nvls_tree_unsupported,
        .generate = &generate_nvls_tree,
        .nccl_candidate = true,
@@ -253,6 +256,7 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .hierarchical = true,
        .default_pipeline_chunks = kStragglarClusterSliceChunks,
        .depth_for = &stragglar_cluster_depth,
+       .even_depth_because = "chunks per slice: one per tree and step",
        .n_constraint = &stragglar_cluster_constraint,
        .generate = &generate_stragglar_cluster},
       {.name = "nccl",
@@ -267,6 +271,11 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .chosen_per_run = true},
   };
   return kAlgorithms;
+}
+
+std::string AlgorithmInfo::pipeline_depth_error(std::uint32_t depth) const {
+  if (even_depth_because.empty() || depth % 2 == 0) return "";
+  return fmt::format("{}: pipeline_chunks = {} must be even ({})", name, depth, even_depth_because);
 }
 
 std::string algorithm_names() {
@@ -307,6 +316,7 @@ Schedule generate_schedule(std::string_view name, const AlgorithmOptions& option
     const bool sized = options.size_bytes > 0 && options.network_latency_s > 0 && options.network_bandwidth_Bps > 0;
     filled.pipeline_chunks = info.depth_for != nullptr && sized ? info.depth_for(options) : info.default_pipeline_chunks;
   }
+  if (const std::string why = info.pipeline_depth_error(filled.pipeline_chunks); !why.empty()) throw ScheduleError(why);
   Schedule schedule = info.generate(filled);
   schedule.algorithm = std::string(info.name);
   // A row relabelled at run time keeps the labels it was built with (late ranks n-k..n-1).

@@ -128,12 +128,9 @@ Schedule generate_stragglar_cluster(const AlgorithmOptions& options) {
     return generate_stragglar(flat);
   }
   const std::uint32_t slice_chunks = options.pipeline_chunks;
-  if (slice_chunks < 2 || slice_chunks % 2 != 0 || slice_chunks > 0xFFFF ||
-      static_cast<std::uint64_t>(slice_chunks) * g > 0xFFFFFFFFull) {
-    throw ScheduleError(fmt::format(
-        "stragglar_cluster: pipeline_chunks = {} must be an even number from 2 to 65534 (chunks per slice: one per "
-        "tree and step)",
-        slice_chunks));
+  COLLSIM_ASSERT(slice_chunks > 0 && slice_chunks % 2 == 0, "generate_schedule() gives an even pipeline depth (table row)");
+  if (slice_chunks > 0xFFFF || static_cast<std::uint64_t>(slice_chunks) * g > 0xFFFFFFFFull) {
+    throw ScheduleError(fmt::format("stragglar_cluster: pipeline_chunks = {} must be at most 65534", slice_chunks));
   }
   const std::uint32_t steps = slice_chunks / 2;
   const std::uint32_t ready = nodes - 1;  // nodes 0..ready-1; node `ready` is the late node

@@ -88,30 +88,20 @@ double cpu_s_per_transfer(std::string_view engine) {
 }
 
 std::optional<ScheduleEstimate> estimate_schedule(std::string_view algorithm, const AlgorithmOptions& options) {
+  const AlgorithmInfo& info = find_algorithm(algorithm);
   if (options.pipeline_chunks > kExactChunksUpTo) {
-    // Depths of the requested one's parity: a rule such as "must be even" then fails here as it
-    // would when generating, instead of being extrapolated past.
-    const std::uint32_t odd = options.pipeline_chunks % 2;
-    AlgorithmOptions half = options, full = options;
-    half.pipeline_chunks = kExactChunksUpTo / 2 - odd;  // both counted exactly: no recursion
-    full.pipeline_chunks = kExactChunksUpTo - odd;
-    std::optional<ScheduleEstimate> small, large;
-    try {
-      small = estimate_schedule(algorithm, half);
-      large = estimate_schedule(algorithm, full);
-    } catch (const ScheduleError& e) {
-      // The generator's message names the depth it was given; the user gave another.
-      std::string why = e.what();
-      const std::string given = fmt::format("pipeline_chunks = {}", half.pipeline_chunks);
-      if (const auto at = why.find(given); at != std::string::npos) {
-        why.replace(at, given.size(), fmt::format("pipeline_chunks = {}", options.pipeline_chunks));
-      }
+    // The row's depth rule, for the depth given: the counted depths below would not break it.
+    if (const std::string why = info.pipeline_depth_error(options.pipeline_chunks); !why.empty()) {
       throw ScheduleError(why);
     }
+    AlgorithmOptions half = options, full = options;
+    half.pipeline_chunks = kExactChunksUpTo / 2;  // both counted exactly: no recursion
+    full.pipeline_chunks = kExactChunksUpTo;
+    const std::optional<ScheduleEstimate> small = estimate_schedule(algorithm, half);
+    const std::optional<ScheduleEstimate> large = estimate_schedule(algorithm, full);
     if (!small || !large) return std::nullopt;
     return extrapolate(*small, *large, half.pipeline_chunks, full.pipeline_chunks, options.pipeline_chunks);
   }
-  const AlgorithmInfo& info = find_algorithm(algorithm);
   NConstraintContext context;  // hierarchical algorithms: the node size the schedule will have
   if (options.gpus_per_node > 0) context.gpus_per_node = options.gpus_per_node;
   const auto unsupported = [&](Rank n) { return !info.unsupported_reason(n, context).empty(); };

@@ -93,10 +93,10 @@ TEST(NvlsTree, TableRowNeedsASwitchThatReducesAndANodeSize) {
   EXPECT_THROW(nvls_tree(20, 8), ScheduleError);
   EXPECT_THROW(nvls_tree(20, 0), ScheduleError);
   try {
-    nvls_tree(24, 8, 7);
+    generate_schedule("nvls_tree", AlgorithmOptions{24, {}, 7, 8});
     FAIL() << "odd depth accepted";
   } catch (const ScheduleError& e) {
-    EXPECT_NE(std::string(e.what()).find("pipeline_chunks = 7"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nvls_tree: pipeline_chunks = 7 must be even"), std::string::npos) << e.what();
   }
   const Schedule s = generate_schedule("nvls_tree", AlgorithmOptions{24, {}, 0, 8});
   EXPECT_EQ(s.num_chunks, 8 * info.default_pipeline_chunks);

@@ -57,6 +57,33 @@ TEST(AlgorithmTable, PipelineDepthFactsMatchTheGenerators) {
   }
 }
 
+// even_depth_because: an odd depth is refused by generate_schedule, naming the row and the depth,
+// exactly for the rows that say so; the other pipelined rows build it.
+TEST(AlgorithmTable, EvenDepthRuleIsTheRowsAndOnlyThere) {
+  for (const AlgorithmInfo& info : all_algorithms()) {
+    if (info.default_pipeline_chunks == 0) {
+      EXPECT_TRUE(info.even_depth_because.empty()) << info.name << ": a depth rule on a row without a pipeline";
+      continue;
+    }
+    const std::uint32_t node = info.hierarchical ? 2 : 0;
+    const Rank n = info.hierarchical ? 8 : 4;
+    EXPECT_NO_THROW(generate_schedule(info.name, AlgorithmOptions{n, {}, 6, node})) << info.name;
+    if (info.even_depth_because.empty()) {
+      EXPECT_EQ(generate_schedule(info.name, AlgorithmOptions{n, {}, 5, node}).num_chunks,
+                (info.hierarchical ? node : 1) * 5u)
+          << info.name;
+      continue;
+    }
+    try {
+      generate_schedule(info.name, AlgorithmOptions{n, {}, 5, node});
+      ADD_FAILURE() << info.name << ": odd depth accepted";
+    } catch (const ScheduleError& e) {
+      EXPECT_EQ(std::string(e.what()), std::string(info.name) + ": pipeline_chunks = 5 must be even (" +
+                                           std::string(info.even_depth_because) + ")");
+    }
+  }
+}
+
 // straggler_aware: the schedule is built around the requested straggler, and only then.
 TEST(AlgorithmTable, StragglerAwareFactMatchesTheGenerators) {
   for (const AlgorithmInfo& info : all_algorithms()) {

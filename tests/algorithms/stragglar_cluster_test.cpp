@@ -168,13 +168,14 @@ TEST(StragglarCluster, OneGpuPerNodeIsFlatStragglar) {
 TEST(StragglarCluster, RejectsBadNodeSizesAndDepths) {
   EXPECT_THROW(cluster(12, 8), ScheduleError);
   EXPECT_THROW(cluster(12, 0), ScheduleError);
-  EXPECT_THROW(cluster(12, 4, 5), ScheduleError);
-  EXPECT_THROW(cluster(12, 4, 0), ScheduleError);
+  // Depths go through the table row's rule (generate_schedule); 0 there means the default.
+  EXPECT_THROW(generate_schedule("stragglar_cluster", AlgorithmOptions{12, {}, 5, 4}), ScheduleError);
+  EXPECT_THROW(cluster(12, 4, 65536), ScheduleError);
   try {
-    cluster(12, 4, 7);
+    generate_schedule("stragglar_cluster", AlgorithmOptions{12, {}, 7, 4});
     FAIL() << "odd depth accepted";
   } catch (const ScheduleError& e) {
-    EXPECT_NE(std::string(e.what()).find("pipeline_chunks = 7"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("pipeline_chunks = 7 must be even"), std::string::npos) << e.what();
   }
 }
 

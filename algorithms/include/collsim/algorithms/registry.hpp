@@ -103,6 +103,9 @@ struct AlgorithmInfo {
   /// size and network numbers all known), used instead of default_pipeline_chunks when the
   /// options give no depth but do give the sizing. nullptr = the default depth always.
   std::uint32_t (*depth_for)(const AlgorithmOptions& options) = nullptr;
+  /// Pipelined rows whose depth must be even, and why (two trees carry half the chunks each);
+  /// empty = any depth. Checked by pipeline_depth_error(), for the depth the user gave.
+  std::string_view even_depth_because = {};
   SupportFn n_constraint = nullptr;
   GeneratorFn generate = nullptr;
   /// The alpha-beta formula (models/closed_form.hpp) of exactly this generator's schedule in
@@ -140,6 +143,8 @@ struct AlgorithmInfo {
   /// The schedule must be generated for each expected straggler (straggler-aware and not
   /// relabelled at run time); otherwise one schedule serves every arrival pattern.
   bool schedule_depends_on_straggler() const { return straggler_aware && !relabel_at_run_time; }
+  /// "" if `depth` chunks suit this row, else the message of the ScheduleError refusing it.
+  std::string pipeline_depth_error(std::uint32_t depth) const;
 };
 
 /// Every registered algorithm, in a fixed order (StragglAR first, then the baselines).
@@ -155,7 +160,8 @@ const AlgorithmInfo* find_algorithm_or_null(std::string_view name);
 const AlgorithmInfo& find_algorithm(std::string_view name);
 
 /// Generates the schedule of `name` for `options`. Throws ConfigError for an unknown name,
-/// ScheduleError for n < 2, an unsupported n, or a straggler rank >= n.
+/// ScheduleError for n < 2, an unsupported n, a straggler rank >= n, or a pipeline depth the row
+/// refuses (AlgorithmInfo::pipeline_depth_error).
 Schedule generate_schedule(std::string_view name, const AlgorithmOptions& options);
 
 /// The relabelling that runs a schedule of a relabel_at_run_time row for the ranks that actually
