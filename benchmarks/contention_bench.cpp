@@ -40,7 +40,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: collsim_bench_contention [--min-n N] [--max-n N] [--algorithms A,B,...] [--delay-ms D] [--per-flow]\n"
-    "                                [--fabrics FLAT,OVER] [--check] [--finish-times FILE]\n"
+    "                                [--fabrics FLAT,OVER] [--check] [--finish-times FILE] [--reshare-interval-ns T]\n"
     "  replay on cluster_h100_1024_2to1 vs cluster_h100_1024 (their layout at n GPUs), 1 GiB, rank n-1 late\n"
     "  defaults: --min-n 256 --max-n 1024 --algorithms stragglar,ring,recursive_halving_doubling --delay-ms 30\n"
     "  --per-flow: the per-flow reference max-min solver instead of the bundled one\n"

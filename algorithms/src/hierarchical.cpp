@@ -39,7 +39,7 @@ namespace collsim {
 
 std::string hierarchical_unsupported(Rank n, std::uint32_t gpus_per_node) {
   if (gpus_per_node == 0) {
-    return "it needs the GPUs per node (from a cluster topology, or the gpus_per_node option)";
+    return "it needs the GPUs per node: a cluster topology's, or --gpus-per-node in schedule and verify";
   }
   if (n % gpus_per_node != 0) {
     return fmt::format("n must be a multiple of the {} GPUs per node", gpus_per_node);

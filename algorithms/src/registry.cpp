@@ -260,8 +260,9 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        .n_constraint = &stragglar_cluster_constraint,
        .generate = &generate_stragglar_cluster},
       {.name = "nccl",
-       .summary = "NCCL's own choice: the candidate algorithm (ring, double_binary_tree) and protocol with the least "
-                  "predicted time for the run's size, topology and link model, run fused",
+       .summary = "NCCL's own choice: the candidate algorithm (ring and double_binary_tree; nvls where the switch reduces; "
+                  "ring_multichannel, nccl_tree and nvls_tree on clusters) and protocol with the least predicted time "
+                  "for the run's size, topology and link model, run fused",
        .reference = "NCCL src/graph/tuning.cc (per-algorithm, per-protocol latency and bandwidth; minimum predicted time)",
        .supported_n = "every n >= 2",
        .n_constraint = &flat<&ring_unsupported>,

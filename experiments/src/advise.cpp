@@ -247,11 +247,14 @@ std::string advise_text(const AdviseResult& r) {
                                 start_mode_name(spec.starts.front()));
   out += fmt::format("arrival: {}; {} trial{}, seed {}, mean straggler delay {}\n\n", spec.arrivals.front().label,
                      spec.trials, spec.trials == 1 ? "" : "s", spec.seed, format_duration(r.mean_delay_s));
-  out += fmt::format("{:>4}  {:<28} {:>12} {:>12} {:>12} {:>8} {:>8}\n", "rank", "algorithm", "mean", "p50", "p99",
-                     "vs ring", "p99 rank");
+  // The name column fits the longest name (recursive_halving_doubling_fold is 31 characters).
+  std::size_t name_width = 28;
+  for (const AdviseEntry& e : r.ranking) name_width = std::max(name_width, e.algorithm.size() + 1);
+  out += fmt::format("{:>4}  {:<{}} {:>12} {:>12} {:>12} {:>8} {:>8}\n", "rank", "algorithm", name_width, "mean", "p50",
+                     "p99", "vs ring", "p99 rank");
   for (std::size_t i = 0; i < r.ranking.size(); ++i) {
     const AdviseEntry& e = r.ranking[i];
-    out += fmt::format("{:>4}  {:<28} {:>12} {:>12} {:>12} {:>7.3f}x {:>8}\n", e.rank_by_mean, e.algorithm,
+    out += fmt::format("{:>4}  {:<{}} {:>12} {:>12} {:>12} {:>7.3f}x {:>8}\n", e.rank_by_mean, e.algorithm, name_width,
                        format_duration(e.time.mean), format_duration(e.time.p50), format_duration(e.time.p99),
                        e.speedup_vs_ring, e.rank_by_p99);
   }
@@ -288,11 +291,11 @@ std::string advise_json(const AdviseResult& r) {
   return fmt::format(
       "{{\"topology\":{},\"n\":{},\"size_bytes\":{},\"engine\":{},\"start\":\"{}\",\"arrival\":{},\"trials\":{},"
       "\"seed\":{},\"mean_delay_s\":{},\"ranking\":[{}],\"best\":{},\"tied_best\":[{}],\"best_by_p99\":{},\"best_baseline\":{},"
-      "\"critical_delay_s\":{},\"critical_search_limit_s\":{},\"recommendation\":{}}}\n",
+      "\"studied\":{},\"critical_delay_s\":{},\"critical_search_limit_s\":{},\"recommendation\":{}}}\n",
       json_string(spec.topologies.front().label), spec.n.front(), json_number(spec.sizes_bytes.front()),
       json_string(spec.engines.front()), start_mode_name(spec.starts.front()), json_string(spec.arrivals.front().label),
       spec.trials, spec.seed, json_number(r.mean_delay_s), ranking, json_string(r.best), tied_json, json_string(r.best_by_p99),
-      r.best_baseline.empty() ? "null" : json_string(r.best_baseline),
+      r.best_baseline.empty() ? "null" : json_string(r.best_baseline), r.studied.empty() ? "null" : json_string(r.studied),
       r.critical_delay_s ? json_number(*r.critical_delay_s) : "null", json_number(r.critical_search_limit_s),
       json_string(r.recommendation));
 }

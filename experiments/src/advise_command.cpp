@@ -139,7 +139,7 @@ int advise_command(const Args& args, std::ostream& out) {
   }
   if (auto a = parser.get_optional("alpha")) spec.link.latency_s = parse_duration_s(*a, "--alpha");
   if (auto b = parser.get_optional("bandwidth")) spec.link.bandwidth_Bps = parse_bandwidth_Bps(*b, "--bandwidth");
-  if (auto g = parser.get_optional("gamma")) spec.link.gamma_s_per_byte = parse_duration_s(*g, "--gamma");
+  if (auto g = parser.get_optional("gamma")) spec.link.gamma_s_per_byte = parse_s_per_byte(*g, "--gamma");
   for (const char* flag : {"alpha", "bandwidth", "gamma"}) {
     if (parser.get_optional(flag) && !topology_uses_link(spec.topologies.front().spec)) {
       throw ConfigError(fmt::format("advise: --{} applies only to --topology nvswitch or full_mesh, not topology "

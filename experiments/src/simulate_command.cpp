@@ -232,7 +232,7 @@ int simulate_command(const Args& args, std::ostream& out) {
   if (model) config.execution = model->execution_for_size(config.size_bytes);
   if (auto x = parser.get_optional("execution")) config.execution.style = parse_execution_style(*x, "simulate: --execution");
   if (auto l = parser.get_optional("launch")) config.execution.launch_s = parse_duration_s(*l, "--launch");
-  if (auto g = parser.get_optional("gamma")) config.topology.link.gamma_s_per_byte = parse_duration_s(*g, "--gamma");
+  if (auto g = parser.get_optional("gamma")) config.topology.link.gamma_s_per_byte = parse_s_per_byte(*g, "--gamma");
   // `nccl`: the candidate and protocol NCCL's tuner would pick for this size, topology and model,
   // run fused with that protocol's link and launch.
   std::string algorithm = parser.get("algo");
@@ -288,6 +288,14 @@ int simulate_command(const Args& args, std::ostream& out) {
 
   auto engine = make_engine(resolve_engine_name(parser.get("engine")));
   options.gpus_per_node = gpus_per_node_of(config.topology);
+  // Hierarchical rows take their node size from the topology: named here, as `run` and `advise`
+  // do, since the topology is what the user must change.
+  if (const AlgorithmInfo& row = find_algorithm(algorithm); row.hierarchical) {
+    if (const std::string why = row.unsupported_reason(options.n, topology_context(config.topology)); !why.empty()) {
+      throw ConfigError(fmt::format("simulate: algorithm '{}' does not support n = {} on topology '{}' ({})", algorithm,
+                                    options.n, parser.get("topology"), why));
+    }
+  }
   set_sizing(options, config.topology, config.size_bytes);
   // Estimated before generating: a mistyped -n must fail at once, naming -n, not grow to
   // gigabytes and end in "out of memory". On a fabric where the event-driven path may run, the
@@ -300,7 +308,7 @@ int simulate_command(const Args& args, std::ostream& out) {
                               parser.get("topology"), rough_size(bytes))
                 : std::string();
       const std::string depth = depth_clause(algorithm, options.pipeline_chunks);
-      throw ConfigError(fmt::format("simulate: -n {}{} makes {} schedule of about {:.3g} transfers, {}{} "
+      throw ConfigError(fmt::format("simulate: -n {}{} makes a {} schedule of about {:.3g} transfers, {}{} "
                                     "(estimated), above --max-schedule-memory {}; lower -n{} or raise --max-schedule-memory",
                                     options.n, depth, parser.get("algo"), estimate->transfers,
                                     rough_size(schedule_bytes(estimate->transfers)), index_part,

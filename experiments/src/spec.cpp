@@ -357,7 +357,7 @@ void SpecReader::parse_link(const YAML::Node& node) {
   }
   if (const YAML::Node* gamma = find_entry(entries, "gamma")) {
     scalar(*gamma, "link.gamma", "seconds per byte");
-    spec_.link.gamma_s_per_byte = convert(*gamma, "link.gamma", [](const std::string& t) { return parse_duration_s(t, "gamma"); });
+    spec_.link.gamma_s_per_byte = convert(*gamma, "link.gamma", [](const std::string& t) { return parse_s_per_byte(t, "gamma"); });
   }
 }
 

@@ -55,12 +55,12 @@ double parse_with_suffix(std::string_view text, std::string_view what, std::stri
                                 quote_excerpt(suffix), quote_excerpt(text), known));
 }
 
-}  // namespace
-
-double parse_duration_s(std::string_view text, std::string_view what, BareNumber bare) {
+// Durations and times per byte: the same units and range; `example` is the unit suggested for a
+// bare number.
+double parse_time_s(std::string_view text, std::string_view what, BareNumber bare, std::string_view example) {
   static constexpr std::array<Suffix, 5> kTable{{
       {"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"min", 60.0}}};
-  const double seconds = parse_with_suffix(text, what, "duration", kTable, bare, "ms");
+  const double seconds = parse_with_suffix(text, what, "duration", kTable, bare, example);
   if (seconds < 0) {
     throw ConfigError(fmt::format("{}: duration '{}' must not be negative", what, quote_excerpt(text)));
   }
@@ -69,6 +69,16 @@ double parse_duration_s(std::string_view text, std::string_view what, BareNumber
                                   what, text, kMaxDuration_s));
   }
   return seconds;
+}
+
+}  // namespace
+
+double parse_duration_s(std::string_view text, std::string_view what, BareNumber bare) {
+  return parse_time_s(text, what, bare, "ms");
+}
+
+double parse_s_per_byte(std::string_view text, std::string_view what) {
+  return parse_time_s(text, what, BareNumber::Rejected, "s");
 }
 
 double parse_size_bytes(std::string_view text, std::string_view what, BareNumber bare) {

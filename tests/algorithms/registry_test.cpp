@@ -84,6 +84,16 @@ TEST(AlgorithmTable, EvenDepthRuleIsTheRowsAndOnlyThere) {
   }
 }
 
+// The `nccl` row's summary (collsim algorithms) names every candidate it picks among.
+TEST(AlgorithmTable, NcclSummaryNamesEveryCandidate) {
+  const AlgorithmInfo& nccl = find_algorithm("nccl");
+  for (const AlgorithmInfo& info : all_algorithms()) {
+    if (info.nccl_candidate) {
+      EXPECT_NE(nccl.summary.find(info.name), std::string_view::npos) << info.name;
+    }
+  }
+}
+
 // straggler_aware: the schedule is built around the requested straggler, and only then.
 TEST(AlgorithmTable, StragglerAwareFactMatchesTheGenerators) {
   for (const AlgorithmInfo& info : all_algorithms()) {

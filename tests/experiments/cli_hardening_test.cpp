@@ -336,7 +336,7 @@ TEST(CliHardening, HugeRunsAreRefusedBeforeTheyAllocate) {
   };
   refused({"simulate", "-a", "ring", "-n", "30000000"}, "-n 30000000 needs more than 4.5 GiB for its ranks alone");
   refused({"simulate", "-a", "binomial_tree", "-n", "8", "--pipeline-chunks", "100000000"},
-          "-n 8 with --pipeline-chunks 100000000 makes binomial_tree schedule of about 1.4e+09 transfers");
+          "-n 8 with --pipeline-chunks 100000000 makes a binomial_tree schedule of about 1.4e+09 transfers");
   refused({"schedule", "-a", "stragglar", "-n", "100000000"}, "schedule: -n 100000000 makes a stragglar schedule");
   refused({"schedule", "-a", "binomial_tree", "-n", "8", "--pipeline-chunks", "100000000"}, "with --pipeline-chunks 100000000");
   refused({"schedule", "-a", "stragglar", "-n", "8", "--straggler", "8"}, "schedule: --straggler 8 is not a rank of n = 8");
@@ -353,6 +353,45 @@ TEST(CliHardening, HugeRunsAreRefusedBeforeTheyAllocate) {
     const CliRun deep = run({"simulate", "-a", "binomial_tree", "-n", "8", "--pipeline-chunks", depth});
     EXPECT_EQ(deep.code, 0) << deep.err;
   }
+}
+
+// From a reader of the README (stop 18): a bare gamma suggests seconds per byte, not ms (1,000
+// times too small); a hierarchical algorithm on a flat topology names the topology in simulate as
+// in run and advise; advise's JSON names the studied algorithm its critical delay is for; and its
+// table keeps its columns with the longest algorithm name.
+TEST(CliHardening, ReadersFindingsOnMessagesAndFields) {
+  const CliRun gamma = run({"simulate", "-a", "ring", "-n", "8", "--gamma", "1e-12"});
+  EXPECT_NE(gamma.code, 0);
+  EXPECT_NE(gamma.err.find("--gamma: '1e-12' needs a unit (e.g. 1e-12s)"), std::string::npos) << gamma.err;
+  EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "8", "--gamma", "1e-12s"}).code, 0);
+  const CliRun flat = run({"simulate", "-a", "hierarchical", "-n", "16", "--topology", "nvswitch"});
+  EXPECT_NE(flat.code, 0);
+  EXPECT_NE(flat.err.find("simulate: algorithm 'hierarchical' does not support n = 16 on topology 'nvswitch' (it needs "
+                          "the GPUs per node: a cluster topology's"),
+            std::string::npos)
+      << flat.err;
+  const CliRun json = run({"advise", "-n", "8", "--size", "1GiB", "--delay", "5ms", "--algorithms", "stragglar,ring", "--json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"best_baseline\":\"ring\",\"studied\":\"stragglar\",\"critical_delay_s\":"), std::string::npos)
+      << json.out;
+  const CliRun table = run({"advise", "-n", "6", "--size", "1GiB", "--delay", "5ms", "--algorithms",
+                            "stragglar,recursive_halving_doubling_fold"});
+  ASSERT_EQ(table.code, 0) << table.err;
+  // Every row of the ranking puts its mean in the same column as the header's "mean".
+  const std::size_t header = table.out.find("rank  algorithm");
+  ASSERT_NE(header, std::string::npos) << table.out;
+  const std::size_t mean_col = table.out.find("mean", header) - header;
+  std::istringstream lines(table.out.substr(header));
+  std::string line;
+  std::getline(lines, line);
+  int rows = 0;
+  for (; std::getline(lines, line) && !line.empty(); ++rows) {
+    ASSERT_GT(line.size(), mean_col + 4) << line;
+    // The mean ends where the header's "mean" ends (its unit: "ms"), and a space follows.
+    EXPECT_EQ(line[mean_col + 3], 's') << "column moved:\n" << table.out;
+    EXPECT_EQ(line[mean_col + 4], ' ') << "column moved:\n" << table.out;
+  }
+  EXPECT_EQ(rows, 3) << table.out;  // with ring, the baseline advise adds
 }
 
 // --schedule-for where --straggler names the same thing (no delay, or a trace), and with nccl.

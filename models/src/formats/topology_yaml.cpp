@@ -62,6 +62,9 @@ class TopologyFile {
   double duration(const YAML::Node& node, std::string_view key) const {
     return parse_duration_s(scalar(node, key), fmt::format("{}: '{}'", where(file_, node), key));
   }
+  double s_per_byte(const YAML::Node& node, std::string_view key) const {
+    return parse_s_per_byte(scalar(node, key), fmt::format("{}: '{}'", where(file_, node), key));
+  }
   double bandwidth(const YAML::Node& node, std::string_view key) const {
     return parse_bandwidth_Bps(scalar(node, key), fmt::format("{}: '{}'", where(file_, node), key));
   }
@@ -189,7 +192,7 @@ Topology topology_from_yaml(const YAML::Node& root, const TopologyFile& f, const
   LinkModel link;
   if (latency_node) link.latency_s = f.duration(latency_node, "latency");
   if (bandwidth_node) link.bandwidth_Bps = f.bandwidth(bandwidth_node, "bandwidth");
-  if (auto v = yaml_child(root, "gamma")) link.gamma_s_per_byte = f.duration(v, "gamma");
+  if (auto v = yaml_child(root, "gamma")) link.gamma_s_per_byte = f.s_per_byte(v, "gamma");
 
   // Only an NVSwitch can reduce in the network; absent means it cannot (older files).
   bool switch_reduction = false;

@@ -60,7 +60,8 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines = {});
 std::string advise_text(const AdviseResult& result);
 /// One JSON object: {topology, n, size_bytes, engine, start, arrival, trials, seed, mean_delay_s,
 /// ranking: [{algorithm, mean_time_s, p50_time_s, p99_time_s, speedup_vs_ring, rank_by_mean,
-/// rank_by_p99}], best, tied_best, best_by_p99, best_baseline, critical_delay_s (null if none), critical_search_limit_s,
+/// rank_by_p99}], best, tied_best, best_by_p99, best_baseline, studied (the studied algorithm
+/// critical_delay_s is for; null if none ran), critical_delay_s (null if none), critical_search_limit_s,
 /// recommendation}.
 std::string advise_json(const AdviseResult& result);
 

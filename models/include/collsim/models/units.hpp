@@ -24,6 +24,11 @@ inline constexpr double kMaxBandwidth_Bps = 1e15;                              /
 double parse_duration_s(std::string_view text, std::string_view what = "duration",
                         BareNumber bare = BareNumber::Rejected);
 
+/// Parses a reduction cost gamma, seconds per byte, written as a duration ("1e-12s", "0.001ns";
+/// or "0"): the same units and range as parse_duration_s, and a unit-less number is refused
+/// suggesting seconds ("1e-12s"), not milliseconds, which would be 1,000 times too small.
+double parse_s_per_byte(std::string_view text, std::string_view what = "gamma");
+
 /// Parses a size such as "1GiB", "256 KiB", "4MB", "100B" (or "0"). Binary prefixes (KiB, MiB,
 /// GiB, TiB) are powers of 1024, decimal ones (KB, MB, GB, TB) of 1000. Returns a whole number of
 /// bytes in [0, kMaxSize_bytes] ("1.5KiB" is 1536 B; "1.5B" is an error). Throws ConfigError.
