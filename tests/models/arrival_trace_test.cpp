@@ -52,6 +52,11 @@ TEST(ArrivalTrace, CsvErrorsNameFileLineAndValue) {
   // A rank far past the rows is refused before a slot per rank is allocated (32 GB here).
   expect_config_error([] { csv("0,0,1\n0,4000000000,2\n"); },
                       {"t.csv", "4000000001 ranks", "only 2 arrivals", "every iteration must list every rank"});
+  // The largest 32-bit rank: its group size (2^32) does not fit 32 bits, and once wrapped to a
+  // group of 2 the rank indexed past the slots of its iteration.
+  expect_config_error([] { csv("0,0,0\n0,1,1\n0,4294967295,2\n"); },
+                      {"t.csv", "4294967296 ranks (0..4294967295)", "only 3 arrivals"});
+  expect_config_error([] { csv("0,0,0\n0,4294967295,2\n"); }, {"t.csv", "4294967296 ranks", "only 2 arrivals"});
   expect_config_error([] { parse_arrival_trace("iter,rank,arrival_s\n0,0,0\n", "t.csv"); },
                       {"t.csv:1", "no column 'iteration'"});
   expect_config_error([] { parse_arrival_trace("", "t.csv"); }, {"t.csv", "empty"});

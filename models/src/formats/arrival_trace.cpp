@@ -200,24 +200,28 @@ std::vector<Row> inspector_rows(std::string_view text, std::string_view source, 
 ArrivalTrace assemble(std::vector<Row> rows, std::uint32_t group_size, double unit_s, std::string_view source,
                       std::optional<std::uint32_t> n) {
   if (rows.empty()) throw ConfigError(fmt::format("arrival trace '{}' holds no arrivals", source));
-  if (group_size == 0) {
-    for (const Row& r : rows) group_size = std::max(group_size, r.rank + 1);
+  // Counted in 64 bits: rank 4294967295 + 1 wrapped to 0 in 32, which left the group smaller
+  // than that rank and the slot lookup below out of bounds.
+  std::uint64_t ranks = group_size;
+  if (ranks == 0) {
+    for (const Row& r : rows) ranks = std::max<std::uint64_t>(ranks, std::uint64_t{r.rank} + 1);
   }
-  if (n && group_size != *n) {
-    throw ConfigError(fmt::format("arrival trace '{}': the group has {} ranks (0..{}) but n = {}", source, group_size,
-                                  group_size - 1, *n));
+  if (n && ranks != *n) {
+    throw ConfigError(fmt::format("arrival trace '{}': the group has {} ranks (0..{}) but n = {}", source, ranks,
+                                  ranks - 1, *n));
   }
-  if (group_size < 2) {
+  if (ranks < 2) {
     throw ConfigError(fmt::format("arrival trace '{}': the group has {} rank; a collective needs at least 2", source,
-                                  group_size));
+                                  ranks));
   }
   // Every iteration lists every rank: a group larger than the rows is refused before a slot per
   // rank is allocated for it (a rank of 4,000,000,000 on one line asked for 32 GB).
-  if (group_size > rows.size()) {
+  if (ranks > rows.size()) {
     throw ConfigError(fmt::format("arrival trace '{}': the group has {} ranks (0..{}) but the trace holds only {} "
                                   "arrivals; every iteration must list every rank",
-                                  source, group_size, group_size - 1, rows.size()));
+                                  source, ranks, ranks - 1, rows.size()));
   }
+  group_size = static_cast<std::uint32_t>(ranks);
   std::map<std::uint64_t, std::vector<const Row*>> by_iteration;
   for (const Row& r : rows) {
     auto& slots = by_iteration[r.iteration];
