@@ -295,6 +295,26 @@ TEST_F(TopologyYaml, UnknownKeysNameThePathAndLine) {
   EXPECT_NE(msg.find("'cluster.oversubscriptoin'"), std::string::npos) << msg;
 }
 
+// As in experiment specs: a key given twice, a second document and a key that is not a name are
+// refused by line. The reader saw only the first of a repeated key and only the first document,
+// so 'oversubscription: 1' then 'oversubscription: 2' ran a non-blocking fabric without a word.
+TEST_F(TopologyYaml, RepeatedKeysSecondDocumentsAndNonScalarKeysAreRefused) {
+  write("twice", "kind: cluster\nn: 16\ncluster:\n  oversubscription: 1\n  oversubscription: 2\n");
+  std::string msg = config_error([&] { (void)load_topology("twice", {}, dir_.string()); });
+  EXPECT_NE(msg.find("twice.yaml:5: key 'cluster.oversubscription' is given twice"), std::string::npos) << msg;
+  write("twice", "kind: nvswitch\nn: 8\nkind: cluster\n");
+  msg = config_error([&] { (void)load_topology("twice", {}, dir_.string()); });
+  EXPECT_NE(msg.find("twice.yaml:3: key 'kind' is given twice"), std::string::npos) << msg;
+  write("two", "kind: nvswitch\nn: 8\n---\nkind: cluster\nn: 16\n");
+  msg = config_error([&] { (void)load_topology("two", {}, dir_.string()); });
+  EXPECT_NE(msg.find("two.yaml:4: a second YAML document starts here"), std::string::npos) << msg;
+  write("two", "kind: nvswitch\nn: 8\n---\n");  // an empty document after '---' holds nothing to lose
+  EXPECT_EQ(load_topology("two", {}, dir_.string()).n, 8u);
+  write("key", "kind: nvswitch\nn: 8\n? [a, b]\n: 1\n");
+  msg = config_error([&] { (void)load_topology("key", {}, dir_.string()); });
+  EXPECT_NE(msg.find("key.yaml:3: a key of 'top level' is a list; keys are plain names"), std::string::npos) << msg;
+}
+
 // An empty value (`key:` and nothing) is reported on its key's line, not where yaml-cpp marks
 // the null (the next token's line), and the file is named once.
 TEST_F(TopologyYaml, EmptyValueNamesItsKeysLine) {
