@@ -266,6 +266,20 @@ int simulate_command(const Args& args, std::ostream& out) {
     }
     options.straggler = static_cast<Rank>(rank);
   }
+  // Options read only by some rows: given for another algorithm they would change nothing.
+  const AlgorithmInfo& row = find_algorithm(algorithm);
+  for (const char* flag : {"late-ranks", "agreement-cost"}) {
+    if (parser.flag_set(flag) && !row.relabel_at_run_time) {
+      throw ConfigError(fmt::format("simulate: --{} {} applies only to algorithms that pick the late ranks at run "
+                                    "time (stragglar_online), not {}",
+                                    flag, parser.get(flag), named_algorithm));
+    }
+  }
+  if (options.pipeline_chunks != 0 && row.default_pipeline_chunks == 0 && !find_algorithm(parser.get("algo")).chosen_per_run) {
+    throw ConfigError(fmt::format("simulate: --pipeline-chunks {} applies only to pipelined algorithms (see 'collsim "
+                                  "algorithms', column pipeline), not {}",
+                                  options.pipeline_chunks, named_algorithm));
+  }
   // Without a delay (or with a trace) --straggler only names the schedule's rank: a no-op for
   // algorithms whose schedule does not depend on it, which the CLI refuses rather than ignores.
   if (auto r = parser.get_optional("straggler"); r && !from_flags && !find_algorithm(algorithm).schedule_depends_on_straggler()) {
