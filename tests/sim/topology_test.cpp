@@ -205,6 +205,42 @@ TEST(Topology, ClusterRoutesAndCapacities) {
 }
 
 // Build time against n is collsim_bench_topology's job; this checks the structure at scale.
+// Node and leaf counts from file values near 2^32: 16 GPUs in nodes of 4294967295 were 0 nodes
+// (n + gpus_per_node - 1 wrapped), a leaf of 2^31 nodes x 8 NICs had 0 NICs and a 0 B/s link
+// (refused without naming a key), and a rail-optimized node declaring 3e9 NICs got a leaf per
+// rail whether a GPU used it or not ("out of memory" for 16 GPUs).
+TEST(Topology, ClusterCountsNearTwoToThe32Stay32BitSafe) {
+  ClusterSpec c;
+  c.gpus_per_node = 8;
+  c.nodes_per_leaf = 2147483648u;
+  const Topology wide = make_cluster(16, c);
+  EXPECT_NO_THROW(wide.check());
+  ASSERT_EQ(wide.num_leaves(), 1u);
+  EXPECT_DOUBLE_EQ(wide.links.back().bandwidth_Bps, 2147483648.0 * 8 * c.nic_bandwidth_Bps);
+
+  ClusterSpec huge;
+  huge.gpus_per_node = 3000000000u;
+  huge.nics_per_node = 3000000000u;
+  huge.nodes_per_leaf = 1;
+  huge.rail_optimized = true;
+  const Topology one_node = make_cluster(16, huge);
+  EXPECT_NO_THROW(one_node.check());
+  EXPECT_EQ(one_node.num_nics(), 16u);
+  EXPECT_EQ(one_node.num_leaves(), 16u);  // the 16 rails that have a GPU
+  EXPECT_EQ(one_node.leaf_of(15), 15u);
+  huge.gpus_per_node = huge.nics_per_node = 4294967295u;
+  EXPECT_EQ(make_cluster(16, huge).num_leaves(), 16u);
+
+  // A last group of one partial node reaches only its first rails; full groups keep every rail.
+  ClusterSpec rail;
+  rail.gpus_per_node = 8;
+  rail.nodes_per_leaf = 2;
+  rail.rail_optimized = true;
+  EXPECT_EQ(make_cluster(20, rail).num_leaves(), 8u + 4u);  // group 0: 2 full nodes; group 1: GPUs 16..19
+  EXPECT_EQ(make_cluster(28, rail).num_leaves(), 16u);      // group 1: a full node and a partial one
+  EXPECT_EQ(make_cluster(4, rail).num_leaves(), 4u);
+}
+
 TEST(Topology, LargeClusterLinksAndRoutes) {
   const Topology t = make_cluster(8192, ClusterSpec{});
   t.check();
