@@ -41,6 +41,27 @@ TEST(CalibrateCli, NoPlotWritesNoFigure) {
   fs::remove_all(dir);
 }
 
+// The CSV's path is checked with the model's, before anything is written: a directory in the
+// way of the default <MODEL>_fit.csv left the model written and failed on "cannot rename",
+// and --csv naming the --out file replaced the model by the CSV with exit code 0.
+TEST(CalibrateCli, CsvPathIsCheckedBeforeTheModelIsWritten) {
+  const fs::path dir = fresh_dir("csvpath");
+  fs::create_directories(dir / "m_fit.csv");
+  CliRun r = run({"calibrate", kAllGather4, "--no-plot", "--out", (dir / "m.yaml").string()});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.err.find("calibrate: --csv (default: <MODEL>_fit.csv beside --out) '" + (dir / "m_fit.csv").string() +
+                       "' is a directory"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir / "m.yaml"));
+  r = run({"calibrate", kAllGather4, "--no-plot", "--out", (dir / "same.yaml").string(), "--csv",
+           (dir / "." / "same.yaml").string()});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.err.find("is the --out model file"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "same.yaml"));
+  fs::remove_all(dir);
+}
+
 TEST(CalibrateCli, PlotsMeasuredVsPredictedNextToTheModel) {
   if (!plot_python_has_module("matplotlib")) GTEST_SKIP() << plot_python() << " has no matplotlib";
   const fs::path dir = fresh_dir("plot");
