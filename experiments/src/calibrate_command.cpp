@@ -134,17 +134,20 @@ int calibrate_command(const Args& args, std::ostream& out) {
   if (auto v = parser.get_optional("out")) options.out_model = output_file_option(*v, "calibrate", "--out");
   if (auto v = parser.get_optional("csv")) options.out_csv = output_file_option(*v, "calibrate", "--csv");
   // Checked before the fit writes anything: the model was written and then the CSV failed
-  // ("cannot rename ... Is a directory"), or the CSV replaced the model given the same name.
-  if (!options.out_model.empty()) {
-    if (options.out_csv.empty()) {
-      const std::filesystem::path beside =
-          options.out_model.parent_path() / (options.out_model.stem().string() + "_fit.csv");
-      check_output_file(beside, "calibrate", "--csv (default: <MODEL>_fit.csv beside --out)");
-    } else if (std::error_code ec; options.out_csv.lexically_normal() == options.out_model.lexically_normal() ||
-                                   std::filesystem::equivalent(options.out_csv, options.out_model, ec)) {
-      throw ConfigError(fmt::format("calibrate: --csv '{}' is the --out model file; give the CSV another name",
-                                    quote_excerpt(options.out_csv.string(), 200)));
-    }
+  // ("cannot rename ... Is a directory"), the CSV replaced the model given the same name, and
+  // an output named like an input log replaced the measurements.
+  std::filesystem::path csv = options.out_csv;
+  if (csv.empty() && !options.out_model.empty()) {
+    csv = options.out_model.parent_path() / (options.out_model.stem().string() + "_fit.csv");
+    check_output_file(csv, "calibrate", "--csv (default: <MODEL>_fit.csv beside --out)");
+  }
+  const std::string csv_option = options.out_csv.empty() ? "--csv (default: <MODEL>_fit.csv beside --out)" : "--csv";
+  if (!csv.empty() && !options.out_model.empty()) {
+    check_not_same_file(csv, "calibrate", csv_option, options.out_model, "the --out model file");
+  }
+  for (const auto& input : parser.positionals()) {
+    if (!options.out_model.empty()) check_not_same_file(options.out_model, "calibrate", "--out", input, "the input");
+    if (!csv.empty()) check_not_same_file(csv, "calibrate", csv_option, input, "the input");
   }
   options.command = "collsim calibrate";
   for (const auto& a : args) options.command += " " + a;

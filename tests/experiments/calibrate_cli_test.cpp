@@ -59,6 +59,25 @@ TEST(CalibrateCli, CsvPathIsCheckedBeforeTheModelIsWritten) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.err.find("is the --out model file"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir / "same.yaml"));
+  // Nor may an output replace an input log (the model or the CSV over the measurements).
+  const fs::path log = dir / "ag.txt";
+  fs::copy_file(kAllGather4, log);
+  r = run({"calibrate", log.string(), "--no-plot", "--out", log.string()});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.err.find("calibrate: --out '" + log.string() + "' is the input '" + log.string() + "'"), std::string::npos)
+      << r.err;
+  r = run({"calibrate", log.string(), "--no-plot", "--out", (dir / "m.yaml").string(), "--csv", log.string()});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.err.find("calibrate: --csv '" + log.string() + "' is the input"), std::string::npos) << r.err;
+  r = run({"calibrate", log.string(), "--no-plot", "--csv", log.string()});
+  EXPECT_EQ(r.code, 2) << r.out;
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::ifstream original(kAllGather4);
+  std::stringstream expected;
+  expected << original.rdbuf();
+  EXPECT_EQ(text.str(), expected.str());
   fs::remove_all(dir);
 }
 
