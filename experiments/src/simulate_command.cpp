@@ -12,6 +12,7 @@
 #include "collsim/experiments/arrival_flags.hpp"
 #include "collsim/experiments/arrival_trace_cli.hpp"
 #include "collsim/experiments/commands.hpp"
+#include "collsim/experiments/output_path.hpp"
 #include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/models/arrival.hpp"
 #include "collsim/models/error.hpp"
@@ -194,7 +195,15 @@ int simulate_command(const Args& args, std::ostream& out) {
                                     parser.get("reshare-interval"), engine->name()));
     }
   }
-  if (auto t = parser.get_optional("trace")) output_file_option(*t, "simulate", "--trace");
+  if (auto t = parser.get_optional("trace")) {
+    output_file_option(*t, "simulate", "--trace");
+    // The trace is written after the run: named like an input, it replaced that file.
+    for (const char* input : {"arrival-trace", "model", "topology"}) {
+      if (auto file = parser.get_optional(input)) {
+        check_not_same_file(*t, "simulate", "--trace", *file, fmt::format("the --{} file", input));
+      }
+    }
+  }
   const auto seed = parse_unsigned(parser.get("seed"), "--seed");
 
   // A flag that cannot apply is an error naming both, never silently ignored.

@@ -101,6 +101,11 @@ TEST(ArrivalsCli, OutputsThatWouldReplaceTheTraceOrEachOtherAreRefused) {
   EXPECT_EQ(r.code, 2) << r.out;
   test::expect_contains(r.err, "is the --fit file");
   EXPECT_FALSE(fs::exists(dir.path() / "p_delays.csv"));
+  // simulate --trace is written after the run, over whichever input it names.
+  r = run({"simulate", "-a", "ring", "--arrival-trace", trace.string(), "--iteration", "1", "--trace", trace.string()});
+  EXPECT_EQ(r.code, 2) << r.out;
+  test::expect_contains(r.err, "simulate: --trace '" + trace.string() + "' is the --arrival-trace file");
+  EXPECT_EQ(read(trace.string()), before);
 }
 
 TEST(ArrivalsCli, BadInputIsOneLineAndExitCode2) {
