@@ -57,6 +57,11 @@ TEST(ArrivalTrace, CsvErrorsNameFileLineAndValue) {
   expect_config_error([] { csv("0,0,0\n0,1,1\n0,4294967295,2\n"); },
                       {"t.csv", "4294967296 ranks (0..4294967295)", "only 3 arrivals"});
   expect_config_error([] { csv("0,0,0\n0,4294967295,2\n"); }, {"t.csv", "4294967296 ranks", "only 2 arrivals"});
+  // Delays past the range of every delay (1 hour) are refused by line; absolute times are fine.
+  expect_config_error([] { csv("0,0,0\n0,1,1e300\n"); },
+                      {"t.csv:3", "iteration 0 rank 1 arrives 1e+300 s after the first rank", "1 hour"});
+  expect_config_error([] { csv("0,0,0\n0,1,3600.5\n"); }, {"t.csv:3", "3600.5 s"});
+  EXPECT_EQ(csv("0,0,1.75e9\n0,1,1750000025.5\n").delay_s[0][1], 25.5);
   expect_config_error([] { parse_arrival_trace("iter,rank,arrival_s\n0,0,0\n", "t.csv"); },
                       {"t.csv:1", "no column 'iteration'"});
   expect_config_error([] { parse_arrival_trace("", "t.csv"); }, {"t.csv", "empty"});

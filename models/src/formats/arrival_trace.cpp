@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/units.hpp"
 #include "json_reader.hpp"
 #include "text.hpp"
 
@@ -249,7 +250,17 @@ ArrivalTrace assemble(std::vector<Row> rows, std::uint32_t group_size, double un
     for (const Row* r : slots) earliest = std::min(earliest, r->time);
     std::vector<double> delays;
     delays.reserve(group_size);
-    for (const Row* r : slots) delays.push_back((r->time - earliest) * unit_s);
+    for (const Row* r : slots) {
+      // The range of every delay (kMaxDuration_s): a time of 1e300 ran and printed a 300-digit
+      // "mean" and completion time.
+      const double delay_s = (r->time - earliest) * unit_s;
+      if (!(delay_s <= kMaxDuration_s)) {
+        throw ConfigError(fmt::format("{}:{}: iteration {} rank {} arrives {:g} s after the first rank of its iteration, "
+                                      "beyond the supported {:g} s (1 hour)",
+                                      source, r->line, iteration, r->rank, delay_s, kMaxDuration_s));
+      }
+      delays.push_back(delay_s);
+    }
     trace.iterations.push_back(iteration);
     trace.delay_s.push_back(std::move(delays));
   }
