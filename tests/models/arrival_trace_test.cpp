@@ -121,6 +121,12 @@ TEST(ArrivalTrace, InspectorErrors) {
   expect_config_error([&] { parse("{\"header\": {\"id\": \"0x1\"}"); }, {"i.json:1", "end of the file"});
   expect_config_error([&] { parse("[]"); }, {"i.json", "no NCCL Inspector records"});
   expect_config_error([&] { parse("[1]"); }, {"i.json:1", "record 0 is a number"});
+  // One coll_sn is one collective on every rank: a record of another collective under it was
+  // taken into the iteration as if it were the same AllReduce.
+  std::string other = record("0x1", 1, 2, 1, "4");
+  other.replace(other.find("AllReduce"), 9, "AllGather");
+  expect_config_error([&] { parse(record("0x1", 0, 2, 1, "10") + other); },
+                      {"i.json:2: record 1: coll_perf.coll = 'AllGather' but line 1 has 'AllReduce' for coll_sn 1"});
 }
 
 // The hand-made trace of tests/data/arrivals/small.csv, delays per iteration (rank 0..3):

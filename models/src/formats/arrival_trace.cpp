@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 #include "collsim/models/units.hpp"
 #include "json_reader.hpp"
 #include "text.hpp"
@@ -156,6 +157,7 @@ std::vector<Row> inspector_rows(std::string_view text, std::string_view source, 
   std::vector<Row> rows;
   std::string communicator;
   std::size_t communicator_line = 0;
+  std::map<std::uint64_t, std::pair<std::string, std::size_t>> collective_of;  // coll_sn -> (coll, line)
   for (std::size_t i = 0; i < records.size(); ++i) {
     const json::Value& r = *records[i];
     if (r.type != json::Value::Type::Object) {
@@ -186,6 +188,18 @@ std::vector<Row> inspector_rows(std::string_view text, std::string_view source, 
     row.line = r.line;
     row.rank = checked_rank(integer_member(r, "header.rank", source, i), where);
     row.iteration = integer_member(r, "coll_perf.coll_sn", source, i);
+    // One sequence number is one collective on every rank: records that disagree on which one
+    // (AllGather here, AllReduce on the other ranks) were mixed into one iteration unseen.
+    if (const json::Value* coll = r.find("coll_perf") ? r.find("coll_perf")->find("coll") : nullptr;
+        coll && coll->type == json::Value::Type::String) {
+      const auto [first, inserted] = collective_of.emplace(row.iteration, std::pair(coll->text, r.line));
+      if (!inserted && first->second.first != coll->text) {
+        throw ConfigError(fmt::format("{}: coll_perf.coll = '{}' but line {} has '{}' for coll_sn {}: one sequence "
+                                      "number is one collective on every rank",
+                                      where, quote_excerpt(coll->text), first->second.second,
+                                      quote_excerpt(first->second.first), row.iteration));
+      }
+    }
     const json::Value& start = member(r, "coll_perf.event_trace_ts.coll_start_ts", json::Value::Type::Number, source, i);
     row.time = checked_time(start.number, start.text, "coll_start_ts", where);
     if (row.rank >= group_size) {
