@@ -92,7 +92,7 @@ int calibrate_command(const Args& args, std::ostream& out) {
               "auto")
       .flag("no-gamma", "keep gamma at 0 instead of fitting it")
       .flag("no-launch", "charge alpha per hop only (no launch overhead per kernel or NCCL group)")
-      .option("time", "", "min|oop|ip", "which nccl-tests time column to use", "min")
+      .option("time", "", "min|out_of_place|in_place", "which nccl-tests time column to use", "min")
       .option("fit-on", "", "C[,C...]", "collectives to fit (default: every input)")
       .option("predict", "", "C[,C...]", "collectives to cross-predict (default: every input not fitted)")
       .option("hold-out", "", "FILE[,FILE...]", "input files (names) to predict, never fit (leave-one-out checks)")
@@ -116,7 +116,13 @@ int calibrate_command(const Args& args, std::ostream& out) {
   }
   options.fit_gamma = !parser.flag_set("no-gamma");
   options.fit_launch = !parser.flag_set("no-launch");
-  options.time = parse_log_time(parser.get("time"));
+  // The help said min|oop|ip while only the column names were read, so its own spelling failed.
+  try {
+    options.time = parse_log_time(parser.get("time"));
+  } catch (const ConfigError&) {
+    throw ConfigError(fmt::format("calibrate: --time '{}' is not one of min, out_of_place, in_place",
+                                  quote_excerpt(parser.get("time"))));
+  }
   if (auto v = parser.get_optional("fit-on")) options.fit_on = parse_collectives(*v, "--fit-on");
   if (auto v = parser.get_optional("predict")) options.predict = parse_collectives(*v, "--predict");
   if (auto v = parser.get_optional("hold-out")) {

@@ -81,6 +81,16 @@ TEST(CalibrateCli, CsvPathIsCheckedBeforeTheModelIsWritten) {
   fs::remove_all(dir);
 }
 
+// --time's help named min|oop|ip, spellings the option refused ("time: unknown value 'ip'").
+TEST(CalibrateCli, TimeOptionHelpMatchesWhatItReads) {
+  const CliRun help = run({"calibrate", "--help"});
+  EXPECT_NE(help.out.find("--time min|out_of_place|in_place"), std::string::npos) << help.out;
+  const CliRun bad = run({"calibrate", kAllGather4, "--no-plot", "--time", "ip"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("calibrate: --time 'ip' is not one of min, out_of_place, in_place"), std::string::npos) << bad.err;
+  EXPECT_EQ(run({"calibrate", kAllGather4, "--no-plot", "--time", "in_place"}).code, 0);
+}
+
 TEST(CalibrateCli, PlotsMeasuredVsPredictedNextToTheModel) {
   if (!plot_python_has_module("matplotlib")) GTEST_SKIP() << plot_python() << " has no matplotlib";
   const fs::path dir = fresh_dir("plot");
