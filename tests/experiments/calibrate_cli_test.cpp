@@ -91,6 +91,19 @@ TEST(CalibrateCli, TimeOptionHelpMatchesWhatItReads) {
   EXPECT_EQ(run({"calibrate", kAllGather4, "--no-plot", "--time", "in_place"}).code, 0);
 }
 
+// Too few sizes to fit: the message names --regimes (when given) and the inputs; it said only
+// "a fit with 3 regime(s) needs at least 12 distinct sizes; the data have 4".
+TEST(CalibrateCli, TooFewSizesNameTheOptionAndTheInputs) {
+  const std::string sendrecv = COLLSIM_TEST_DATA_DIR "/nccl-tests/a100-8gpu-sendrecv-partial.txt";
+  const CliRun three = run({"calibrate", sendrecv, "--no-plot", "--regimes", "3"});
+  EXPECT_EQ(three.code, 2);
+  EXPECT_NE(three.err.find("calibrate: --regimes 3: the rows to fit (a100-8gpu-sendrecv-partial.txt) have 4 distinct "
+                           "sizes; a fit with 3 regimes needs at least 12"),
+            std::string::npos)
+      << three.err;
+  EXPECT_EQ(run({"calibrate", sendrecv, "--no-plot"}).code, 0);
+}
+
 TEST(CalibrateCli, PlotsMeasuredVsPredictedNextToTheModel) {
   if (!plot_python_has_module("matplotlib")) GTEST_SKIP() << plot_python() << " has no matplotlib";
   const fs::path dir = fresh_dir("plot");
