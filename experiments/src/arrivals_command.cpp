@@ -15,6 +15,7 @@
 
 #include "collsim/experiments/args.hpp"
 #include "collsim/experiments/commands.hpp"
+#include "collsim/experiments/output_path.hpp"
 #include "collsim/experiments/plot_script.hpp"
 #include "collsim/models/formats/arrival_trace.hpp"
 #include "collsim/models/arrival_trace_stats.hpp"
@@ -184,6 +185,25 @@ int arrivals_command(const Args& args, std::ostream& out) {
     rule.validate();
   } catch (const ConfigError& e) {
     throw ConfigError(fmt::format("arrivals: --late-k/--late-floor: {}", e.what()));
+  }
+
+  // Outputs that would replace the trace or each other are refused before anything is written
+  // (--fit T.csv replaced the trace T.csv; --plot T.png writes T_delays.csv).
+  const std::filesystem::path input = parser.positionals().front();
+  const auto fit_path = parser.get_optional("fit");
+  if (fit_path) {
+    output_file_option(*fit_path, "arrivals", "--fit");
+    check_not_same_file(*fit_path, "arrivals", "--fit", input, "the input trace");
+  }
+  if (auto png = parser.get_optional("plot")) {
+    output_file_option(*png, "arrivals", "--plot");
+    const std::filesystem::path dir = std::filesystem::path(*png).parent_path();
+    const std::string stem = std::filesystem::path(*png).stem().string();
+    for (const std::string& name : {stem + ".png", stem + ".svg", stem + "_delays.csv", stem + ".plot.log"}) {
+      const std::string what = fmt::format("--plot (writes {})", name);
+      check_not_same_file(dir / name, "arrivals", what, input, "the input trace");
+      if (fit_path) check_not_same_file(dir / name, "arrivals", what, *fit_path, "the --fit file");
+    }
   }
 
   const ArrivalTrace trace = read_arrival_trace(parser.positionals().front(), n);

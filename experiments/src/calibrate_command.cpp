@@ -92,7 +92,7 @@ int calibrate_command(const Args& args, std::ostream& out) {
               "auto")
       .flag("no-gamma", "keep gamma at 0 instead of fitting it")
       .flag("no-launch", "charge alpha per hop only (no launch overhead per kernel or NCCL group)")
-      .option("time", "", "min|oop|ip", "which nccl-tests time column to use", "min")
+      .option("time", "", "min|out_of_place|in_place", "which nccl-tests time column to use", "min")
       .option("fit-on", "", "C[,C...]", "collectives to fit (default: every input)")
       .option("predict", "", "C[,C...]", "collectives to cross-predict (default: every input not fitted)")
       .option("hold-out", "", "FILE[,FILE...]", "input files (names) to predict, never fit (leave-one-out checks)")
@@ -116,7 +116,13 @@ int calibrate_command(const Args& args, std::ostream& out) {
   }
   options.fit_gamma = !parser.flag_set("no-gamma");
   options.fit_launch = !parser.flag_set("no-launch");
-  options.time = parse_log_time(parser.get("time"));
+  // The help said min|oop|ip while only the column names were read, so its own spelling failed.
+  try {
+    options.time = parse_log_time(parser.get("time"));
+  } catch (const ConfigError&) {
+    throw ConfigError(fmt::format("calibrate: --time '{}' is not one of min, out_of_place, in_place",
+                                  quote_excerpt(parser.get("time"))));
+  }
   if (auto v = parser.get_optional("fit-on")) options.fit_on = parse_collectives(*v, "--fit-on");
   if (auto v = parser.get_optional("predict")) options.predict = parse_collectives(*v, "--predict");
   if (auto v = parser.get_optional("hold-out")) {
@@ -133,6 +139,22 @@ int calibrate_command(const Args& args, std::ostream& out) {
   if (auto v = parser.get_optional("name")) options.name = *v;
   if (auto v = parser.get_optional("out")) options.out_model = output_file_option(*v, "calibrate", "--out");
   if (auto v = parser.get_optional("csv")) options.out_csv = output_file_option(*v, "calibrate", "--csv");
+  // Checked before the fit writes anything: the model was written and then the CSV failed
+  // ("cannot rename ... Is a directory"), the CSV replaced the model given the same name, and
+  // an output named like an input log replaced the measurements.
+  std::filesystem::path csv = options.out_csv;
+  if (csv.empty() && !options.out_model.empty()) {
+    csv = options.out_model.parent_path() / (options.out_model.stem().string() + "_fit.csv");
+    check_output_file(csv, "calibrate", "--csv (default: <MODEL>_fit.csv beside --out)");
+  }
+  const std::string csv_option = options.out_csv.empty() ? "--csv (default: <MODEL>_fit.csv beside --out)" : "--csv";
+  if (!csv.empty() && !options.out_model.empty()) {
+    check_not_same_file(csv, "calibrate", csv_option, options.out_model, "the --out model file");
+  }
+  for (const auto& input : parser.positionals()) {
+    if (!options.out_model.empty()) check_not_same_file(options.out_model, "calibrate", "--out", input, "the input");
+    if (!csv.empty()) check_not_same_file(csv, "calibrate", csv_option, input, "the input");
+  }
   options.command = "collsim calibrate";
   for (const auto& a : args) options.command += " " + a;
 

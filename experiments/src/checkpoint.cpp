@@ -116,6 +116,11 @@ std::string study_fingerprint(const ExperimentSpec& spec) {
     }
   }
   if (!spec.link_model_file.empty()) add_file(spec.link_model_file);
+  // A trace's arrivals are in no resolved key (only its file name is): an edited trace resumed
+  // the earlier trace's finished units into the new one's results.
+  for (const auto& a : spec.arrivals) {
+    if (a.model.trace && !a.model.trace_file.empty()) add_file(a.model.trace_file);
+  }
   return fmt::format("{:016x}", hash);
 }
 

@@ -29,6 +29,16 @@ void check_output_file(const fs::path& path, std::string_view command, std::stri
   }
 }
 
+void check_not_same_file(const fs::path& path, std::string_view command, std::string_view option,
+                         const fs::path& other, std::string_view other_what) {
+  std::error_code ec;
+  const bool same = fs::absolute(path, ec).lexically_normal() == fs::absolute(other, ec).lexically_normal() ||
+                    fs::equivalent(path, other, ec);
+  if (!same) return;
+  throw ConfigError(fmt::format("{}: {} '{}' is {} '{}': writing it would replace that file; give another name", command,
+                                option, quote_excerpt(path.string(), 200), other_what, quote_excerpt(other.string(), 200)));
+}
+
 void prepare_output_dir(const fs::path& dir, std::string_view command, std::string_view option) {
   const std::string shown = quote_excerpt(dir.string(), 200);
   std::error_code ec;

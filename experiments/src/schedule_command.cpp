@@ -111,6 +111,16 @@ int schedule_command(const Args& args, std::ostream& out) {
     throw ConfigError(fmt::format("schedule: --straggler {} does not apply: the schedule of '{}' does not depend on "
                                   "which rank is late", *options.straggler, parser.get("algo")));
   }
+  // As in simulate: options that only some rows read are refused for the others.
+  const AlgorithmInfo& row = find_algorithm(parser.get("algo"));
+  if (parser.flag_set("late-ranks") && !row.relabel_at_run_time) {
+    throw ConfigError(fmt::format("schedule: --late-ranks {} applies only to algorithms that pick the late ranks at run "
+                                  "time (stragglar_online), not '{}'", parser.get("late-ranks"), parser.get("algo")));
+  }
+  if (options.pipeline_chunks != 0 && row.default_pipeline_chunks == 0 && !row.chosen_per_run) {
+    throw ConfigError(fmt::format("schedule: --pipeline-chunks {} applies only to pipelined algorithms (see 'collsim "
+                                  "algorithms', column pipeline), not '{}'", options.pipeline_chunks, parser.get("algo")));
+  }
   const std::string format = parser.get("format");
   if (format != "text" && format != "json" && format != "stats") {
     throw ConfigError(fmt::format("schedule: --format '{}' is not one of text, json, stats", format));

@@ -12,6 +12,7 @@
 #include "collsim/experiments/arrival_flags.hpp"
 #include "collsim/experiments/arrival_trace_cli.hpp"
 #include "collsim/experiments/commands.hpp"
+#include "collsim/experiments/output_path.hpp"
 #include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/models/arrival.hpp"
 #include "collsim/models/error.hpp"
@@ -194,7 +195,15 @@ int simulate_command(const Args& args, std::ostream& out) {
                                     parser.get("reshare-interval"), engine->name()));
     }
   }
-  if (auto t = parser.get_optional("trace")) output_file_option(*t, "simulate", "--trace");
+  if (auto t = parser.get_optional("trace")) {
+    output_file_option(*t, "simulate", "--trace");
+    // The trace is written after the run: named like an input, it replaced that file.
+    for (const char* input : {"arrival-trace", "model", "topology"}) {
+      if (auto file = parser.get_optional(input)) {
+        check_not_same_file(*t, "simulate", "--trace", *file, fmt::format("the --{} file", input));
+      }
+    }
+  }
   const auto seed = parse_unsigned(parser.get("seed"), "--seed");
 
   // A flag that cannot apply is an error naming both, never silently ignored.
@@ -265,6 +274,20 @@ int simulate_command(const Args& args, std::ostream& out) {
                         "--distribution, --straggler only names the rank the schedule is built for)");
     }
     options.straggler = static_cast<Rank>(rank);
+  }
+  // Options read only by some rows: given for another algorithm they would change nothing.
+  const AlgorithmInfo& row = find_algorithm(algorithm);
+  for (const char* flag : {"late-ranks", "agreement-cost"}) {
+    if (parser.flag_set(flag) && !row.relabel_at_run_time) {
+      throw ConfigError(fmt::format("simulate: --{} {} applies only to algorithms that pick the late ranks at run "
+                                    "time (stragglar_online), not {}",
+                                    flag, parser.get(flag), named_algorithm));
+    }
+  }
+  if (options.pipeline_chunks != 0 && row.default_pipeline_chunks == 0 && !find_algorithm(parser.get("algo")).chosen_per_run) {
+    throw ConfigError(fmt::format("simulate: --pipeline-chunks {} applies only to pipelined algorithms (see 'collsim "
+                                  "algorithms', column pipeline), not {}",
+                                  options.pipeline_chunks, named_algorithm));
   }
   // Without a delay (or with a trace) --straggler only names the schedule's rank: a no-op for
   // algorithms whose schedule does not depend on it, which the CLI refuses rather than ignores.

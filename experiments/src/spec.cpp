@@ -411,6 +411,8 @@ void SpecReader::parse_arrivals(const YAML::Node* arrival, const YAML::Node* del
     if (const YAML::Node label = yaml_child(node, "label")) {
       choice.label = scalar(label, path + ".label", "a label");
       node.remove("label");
+      // remove() drops the first 'label' only: a second one was then reported as an unknown key.
+      if (const YAML::Node again = yaml_child(node, "label")) fail(again, path + ".label", "key 'label' is given twice");
     }
     try {
       choice.model = parse_arrival_yaml(node, path, std::nullopt, base_dir_);
@@ -418,6 +420,17 @@ void SpecReader::parse_arrivals(const YAML::Node* arrival, const YAML::Node* del
       throw ConfigError(fmt::format("{}: {}", source_, e.what()));
     }
     if (choice.label.empty()) choice.label = choice.model.describe();
+    // The label is the arrival column of results.csv and summary.csv: two models under one label
+    // gave rows that nothing told apart.
+    for (std::size_t j = 0; j < parsed.size(); ++j) {
+      if (parsed[j].label != choice.label) continue;
+      const auto first = spec_.lines.find(models[j].second);
+      fail(node, path + ".label",
+           fmt::format("label '{}' is also the label of {}{}: each arrival model needs its own label (it names the "
+                       "rows of results.csv and summary.csv)",
+                       quote_excerpt(choice.label), models[j].second,
+                       first == spec_.lines.end() ? std::string() : fmt::format(" (line {})", first->second)));
+    }
     parsed.push_back(std::move(choice));
   }
   if (delay_values.empty()) {

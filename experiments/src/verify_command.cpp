@@ -41,6 +41,8 @@ int verify_command(const Args& args, std::ostream& out) {
   }
   const auto ns = parse_uint_list(parser.get("n"), "--n");
   for (const auto n : ns) {
+    // As everywhere else: n < 2 is an error, not a skipped pair that leaves "0 passed" and exit 0.
+    if (n < 2) throw ConfigError(fmt::format("verify: --n {} is not supported (an AllReduce needs n >= 2)", n));
     if (n > std::numeric_limits<Rank>::max()) {
       throw ConfigError(fmt::format("verify: --n {} is too large (at most {})", n, std::numeric_limits<Rank>::max()));
     }

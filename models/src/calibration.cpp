@@ -24,7 +24,6 @@ constexpr int kGamma = 2;
 constexpr int kLaunch = 3;
 constexpr int kExtraGpu = 4;
 using Unknowns = Eigen::Matrix<double, kUnknowns, 1>;
-constexpr std::size_t kMinSizesPerRegime = 4;
 
 struct Solution {
   Unknowns x = Unknowns::Zero();  // alpha (s), beta (s/B), gamma (s/B), launch (s), launch per extra GPU (s)
@@ -444,9 +443,9 @@ FitResult fit_link_model(std::span<const FitRow> rows, const FitOptions& options
   // A regime must be fitted, not interpolated through two points: with K > 1 each spans at least
   // kMinSizesPerRegime distinct sizes, or a regime of 8 B..16 B would fit noise exactly.
   const std::size_t min_sizes = options.regimes == 1 ? 2 : kMinSizesPerRegime;
-  if (search.distinct_sizes() < min_sizes * options.regimes) {
+  if (search.distinct_sizes() < min_distinct_sizes(options.regimes)) {
     throw ConfigError(fmt::format("a fit with {} regime(s) needs at least {} distinct sizes; the data have {}",
-                                  options.regimes, min_sizes * options.regimes, search.distinct_sizes()));
+                                  options.regimes, min_distinct_sizes(options.regimes), search.distinct_sizes()));
   }
   auto regimes = search.best(options.regimes, min_sizes);
   if (!regimes) {

@@ -48,22 +48,38 @@ std::uint32_t full_mesh_link(std::uint32_t n, std::uint32_t src, std::uint32_t d
   return src * (n - 1) + (dst < src ? dst : dst - 1);
 }
 
-// Number of leaves and NICs under one leaf of a cluster (leaf radix in NICs).
-struct LeafLayout {
-  std::uint32_t leaves = 0;
-  std::uint32_t nics_per_leaf = 0;
-};
-
-LeafLayout leaf_layout(std::uint32_t n, const ClusterSpec& c) {
-  const std::uint32_t nodes = (n + c.gpus_per_node - 1) / c.gpus_per_node;
-  const std::uint32_t groups = (nodes + c.nodes_per_leaf - 1) / c.nodes_per_leaf;
-  if (c.rail_optimized) return {groups * c.nics(), c.nodes_per_leaf};
-  return {groups, c.nodes_per_leaf * c.nics()};
-}
-
 // NIC of a GPU among its node's: consecutive GPUs share one (topology.hpp).
 std::uint32_t local_nic(const ClusterSpec& c, std::uint32_t gpu) {
   return gpu % c.gpus_per_node / (c.gpus_per_node / c.nics());
+}
+
+// Nodes of a cluster of n GPUs, the last one possibly partial. In 64 bits: n + gpus_per_node - 1
+// wrapped in 32 for node sizes near 2^32 (0 nodes for 16 GPUs in nodes of 4294967295).
+std::uint32_t node_count(std::uint32_t n, std::uint32_t gpus_per_node) {
+  return static_cast<std::uint32_t>((std::uint64_t{n} + gpus_per_node - 1) / gpus_per_node);
+}
+
+// Number of leaves and NICs under one leaf of a cluster (leaf radix in NICs). The radix is a
+// product of two file values and may pass 2^32: nodes_per_leaf 2^31 x 8 NICs wrapped to a leaf
+// of 0 NICs, a link of 0 B/s, refused without naming the key.
+struct LeafLayout {
+  std::uint32_t leaves = 0;
+  double nics_per_leaf = 0;
+};
+
+LeafLayout leaf_layout(std::uint32_t n, const ClusterSpec& c) {
+  if (n == 0) return {};
+  const std::uint32_t nodes = node_count(n, c.gpus_per_node);
+  const auto groups = static_cast<std::uint32_t>((std::uint64_t{nodes} + c.nodes_per_leaf - 1) / c.nodes_per_leaf);
+  if (!c.rail_optimized) return {groups, static_cast<double>(c.nodes_per_leaf) * c.nics()};
+  // A leaf per rail of each group, but only for the rails that have a NIC: a last group made of
+  // one partial node reaches only its first rails. Counting every rail there made a leaf per
+  // declared NIC (3,000,000,000 for 16 GPUs in nodes of that many, "out of memory").
+  const std::uint32_t nodes_in_last_group = nodes - (groups - 1) * c.nodes_per_leaf;
+  const bool last_node_full = n % c.gpus_per_node == 0;
+  const std::uint32_t rails_in_last_group =
+      nodes_in_last_group >= 2 || last_node_full ? c.nics() : local_nic(c, n - 1) + 1;
+  return {(groups - 1) * c.nics() + rails_in_last_group, static_cast<double>(c.nodes_per_leaf)};
 }
 
 std::uint32_t cluster_nic(const ClusterSpec& c, std::uint32_t gpu) {
@@ -155,7 +171,7 @@ void Topology::switch_route_into(std::uint32_t src, std::uint32_t dst, std::vect
                                   "'switch_reduction: true' in the topology file if it can)",
                                   name, src, dst));
   }
-  const std::uint32_t nodes = kind == TopologyKind::Cluster ? (n + cluster.gpus_per_node - 1) / cluster.gpus_per_node : 1;
+  const std::uint32_t nodes = kind == TopologyKind::Cluster ? node_count(n, cluster.gpus_per_node) : 1;
   const std::uint32_t gpu = src < n ? src : dst;
   const std::uint64_t other = src < n ? dst : src;
   if ((src >= n && dst >= n) || other >= std::uint64_t{n} + nodes) {

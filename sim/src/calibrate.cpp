@@ -745,6 +745,21 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
                                   named->line, protocol_name(*named->protocol)));
   }
   report.regimes = regimes;
+  // Said here, with the option and the inputs; the fit below can only count the sizes.
+  std::set<double> fitted_sizes;
+  std::set<std::string> fitted_sources;
+  for (const auto& p : report.points) {
+    if (!p.fitted) continue;
+    fitted_sizes.insert(p.size_bytes);
+    fitted_sources.insert(p.source);
+  }
+  if (fitted_sizes.size() < min_distinct_sizes(regimes)) {
+    throw ConfigError(fmt::format("calibrate: {}the rows to fit ({}) have {} distinct size{}; a fit with {} regime{} "
+                                  "needs at least {}",
+                                  options.regimes != 0 ? fmt::format("--regimes {}: ", options.regimes) : "",
+                                  fmt::join(fitted_sources, ", "), fitted_sizes.size(), fitted_sizes.size() == 1 ? "" : "s",
+                                  regimes, regimes == 1 ? "" : "s", min_distinct_sizes(regimes)));
+  }
   // Coefficients along the critical path, re-evaluated at the fitted parameters until stable;
   // then the size regimes.
   const auto fit_all = [&] {

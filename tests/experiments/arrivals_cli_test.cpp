@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <filesystem>
 #include <string>
 
 #include "cli_test_support.hpp"
@@ -77,6 +78,34 @@ TEST(ArrivalsCli, PlotWritesTheDelaysItDraws) {
   EXPECT_EQ(csv.rfind("iteration,rank,delay_s,late,last\n", 0), 0u);
   test::expect_contains(csv, "\n1,3,2,1,1\n");  // iteration 1: rank 3, 2 s late, late and last
   test::expect_contains(csv, "\n3,2,3,0,1\n");  // iteration 3: rank 2 last but not late
+}
+
+// An output named like the trace, or like another output, is refused before anything is
+// written: --fit T.csv replaced the trace T.csv with the model, and --plot T.png replaced a
+// trace named T_delays.csv with the plotted delays, both with exit code 0.
+TEST(ArrivalsCli, OutputsThatWouldReplaceTheTraceOrEachOtherAreRefused) {
+  namespace fs = std::filesystem;
+  test::TempDir dir;
+  const fs::path trace = dir.path() / "t_delays.csv";
+  fs::copy_file(kSmall, trace);
+  const std::string before = read(trace.string());
+  auto r = run({"arrivals", trace.string(), "--fit", trace.string()});
+  EXPECT_EQ(r.code, 2) << r.out;
+  test::expect_contains(r.err, "arrivals: --fit '" + trace.string() + "' is the input trace");
+  r = run({"arrivals", trace.string(), "--plot", (dir.path() / "t.png").string()});
+  EXPECT_EQ(r.code, 2) << r.out;
+  test::expect_contains(r.err, "arrivals: --plot (writes t_delays.csv)");
+  test::expect_contains(r.err, "is the input trace");
+  EXPECT_EQ(read(trace.string()), before);
+  r = run({"arrivals", kSmall, "--fit", (dir.path() / "p_delays.csv").string(), "--plot", (dir.path() / "p.png").string()});
+  EXPECT_EQ(r.code, 2) << r.out;
+  test::expect_contains(r.err, "is the --fit file");
+  EXPECT_FALSE(fs::exists(dir.path() / "p_delays.csv"));
+  // simulate --trace is written after the run, over whichever input it names.
+  r = run({"simulate", "-a", "ring", "--arrival-trace", trace.string(), "--iteration", "1", "--trace", trace.string()});
+  EXPECT_EQ(r.code, 2) << r.out;
+  test::expect_contains(r.err, "simulate: --trace '" + trace.string() + "' is the --arrival-trace file");
+  EXPECT_EQ(read(trace.string()), before);
 }
 
 TEST(ArrivalsCli, BadInputIsOneLineAndExitCode2) {

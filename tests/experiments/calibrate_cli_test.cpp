@@ -41,6 +41,69 @@ TEST(CalibrateCli, NoPlotWritesNoFigure) {
   fs::remove_all(dir);
 }
 
+// The CSV's path is checked with the model's, before anything is written: a directory in the
+// way of the default <MODEL>_fit.csv left the model written and failed on "cannot rename",
+// and --csv naming the --out file replaced the model by the CSV with exit code 0.
+TEST(CalibrateCli, CsvPathIsCheckedBeforeTheModelIsWritten) {
+  const fs::path dir = fresh_dir("csvpath");
+  fs::create_directories(dir / "m_fit.csv");
+  CliRun r = run({"calibrate", kAllGather4, "--no-plot", "--out", (dir / "m.yaml").string()});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.err.find("calibrate: --csv (default: <MODEL>_fit.csv beside --out) '" + (dir / "m_fit.csv").string() +
+                       "' is a directory"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir / "m.yaml"));
+  r = run({"calibrate", kAllGather4, "--no-plot", "--out", (dir / "same.yaml").string(), "--csv",
+           (dir / "." / "same.yaml").string()});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.err.find("is the --out model file"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "same.yaml"));
+  // Nor may an output replace an input log (the model or the CSV over the measurements).
+  const fs::path log = dir / "ag.txt";
+  fs::copy_file(kAllGather4, log);
+  r = run({"calibrate", log.string(), "--no-plot", "--out", log.string()});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.err.find("calibrate: --out '" + log.string() + "' is the input '" + log.string() + "'"), std::string::npos)
+      << r.err;
+  r = run({"calibrate", log.string(), "--no-plot", "--out", (dir / "m.yaml").string(), "--csv", log.string()});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.err.find("calibrate: --csv '" + log.string() + "' is the input"), std::string::npos) << r.err;
+  r = run({"calibrate", log.string(), "--no-plot", "--csv", log.string()});
+  EXPECT_EQ(r.code, 2) << r.out;
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::ifstream original(kAllGather4);
+  std::stringstream expected;
+  expected << original.rdbuf();
+  EXPECT_EQ(text.str(), expected.str());
+  fs::remove_all(dir);
+}
+
+// --time's help named min|oop|ip, spellings the option refused ("time: unknown value 'ip'").
+TEST(CalibrateCli, TimeOptionHelpMatchesWhatItReads) {
+  const CliRun help = run({"calibrate", "--help"});
+  EXPECT_NE(help.out.find("--time min|out_of_place|in_place"), std::string::npos) << help.out;
+  const CliRun bad = run({"calibrate", kAllGather4, "--no-plot", "--time", "ip"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("calibrate: --time 'ip' is not one of min, out_of_place, in_place"), std::string::npos) << bad.err;
+  EXPECT_EQ(run({"calibrate", kAllGather4, "--no-plot", "--time", "in_place"}).code, 0);
+}
+
+// Too few sizes to fit: the message names --regimes (when given) and the inputs; it said only
+// "a fit with 3 regime(s) needs at least 12 distinct sizes; the data have 4".
+TEST(CalibrateCli, TooFewSizesNameTheOptionAndTheInputs) {
+  const std::string sendrecv = COLLSIM_TEST_DATA_DIR "/nccl-tests/a100-8gpu-sendrecv-partial.txt";
+  const CliRun three = run({"calibrate", sendrecv, "--no-plot", "--regimes", "3"});
+  EXPECT_EQ(three.code, 2);
+  EXPECT_NE(three.err.find("calibrate: --regimes 3: the rows to fit (a100-8gpu-sendrecv-partial.txt) have 4 distinct "
+                           "sizes; a fit with 3 regimes needs at least 12"),
+            std::string::npos)
+      << three.err;
+  EXPECT_EQ(run({"calibrate", sendrecv, "--no-plot"}).code, 0);
+}
+
 TEST(CalibrateCli, PlotsMeasuredVsPredictedNextToTheModel) {
   if (!plot_python_has_module("matplotlib")) GTEST_SKIP() << plot_python() << " has no matplotlib";
   const fs::path dir = fresh_dir("plot");

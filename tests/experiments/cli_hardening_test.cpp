@@ -345,8 +345,8 @@ TEST(CliHardening, HugeRunsAreRefusedBeforeTheyAllocate) {
           "-n 3000 with --pipeline-chunks 100000 makes a nccl_tree schedule");
   // A depth rule is checked, naming the depth given, not extrapolated past.
   refused({"schedule", "-a", "double_binary_tree", "-n", "8", "--pipeline-chunks", "1025"}, "pipeline_chunks = 1025 must be even");
-  // Rows without a pipeline do not blame the depth.
-  const CliRun ring = run({"simulate", "-a", "ring", "-n", "30000", "--pipeline-chunks", "2000"});
+  // Rows without a pipeline do not blame the depth (and a depth given to one is refused as unread).
+  const CliRun ring = run({"simulate", "-a", "ring", "-n", "30000"});
   EXPECT_EQ(ring.err.find("--pipeline-chunks"), std::string::npos) << ring.err;
   // Depths past the counted ones still run when they fit, odd (it recursed without end) or even.
   for (const char* depth : {"1025", "5000"}) {
@@ -427,6 +427,38 @@ TEST(CliHardening, DuplicateCalibrateInputsAreAnError) {
   const std::string log = COLLSIM_TEST_DATA_DIR "/nccl-tests/h100-nvswitch-4gpu-allgather.txt";
   const std::string same = COLLSIM_TEST_DATA_DIR "/nccl-tests/../nccl-tests/h100-nvswitch-4gpu-allgather.txt";
   expect_one_error_line(run({"calibrate", log, same, "--no-plot"}), "given twice");
+}
+
+// Options that only some rows read are refused for the others, as --schedule-for already was:
+// --late-ranks 3 -a ring, --agreement-cost with stragglar and --pipeline-chunks 4 -a ring ran
+// and printed a result that the option had not touched.
+TEST(CliHardening, SimulateRefusesOptionsTheAlgorithmDoesNotRead) {
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "--late-ranks", "3"}),
+                        "simulate: --late-ranks 3 applies only to algorithms that pick the late ranks at run time "
+                        "(stragglar_online), not 'ring'");
+  expect_one_error_line(run({"simulate", "-a", "stragglar", "-n", "8", "--delay", "1ms", "--agreement-cost", "6us"}),
+                        "--agreement-cost 6us applies only to");
+  expect_one_error_line(run({"simulate", "-a", "nccl", "-n", "8", "--late-ranks", "2"}),
+                        "not 'nccl' (NCCL's choice here: ring)");
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "--pipeline-chunks", "4"}),
+                        "simulate: --pipeline-chunks 4 applies only to pipelined algorithms");
+  // Where the option is read, or left at its default, nothing changes.
+  EXPECT_EQ(run({"simulate", "-a", "stragglar_online", "-n", "8", "--late-ranks", "3", "--agreement-cost", "6us"}).code, 0);
+  EXPECT_EQ(run({"simulate", "-a", "binomial_tree", "-n", "8", "--pipeline-chunks", "4"}).code, 0);
+  EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "8", "--pipeline-chunks", "0"}).code, 0);
+  expect_one_error_line(run({"schedule", "-a", "ring", "-n", "8", "--late-ranks", "3"}),
+                        "schedule: --late-ranks 3 applies only to");
+  expect_one_error_line(run({"schedule", "-a", "ring", "-n", "8", "--pipeline-chunks", "4"}),
+                        "schedule: --pipeline-chunks 4 applies only to pipelined algorithms");
+  EXPECT_EQ(run({"schedule", "-a", "stragglar_online", "-n", "8", "--late-ranks", "3"}).code, 0);
+}
+
+// n < 2 is refused by verify as by every other command; it was skipped, printing "0 passed,
+// 0 failed" with exit code 0.
+TEST(CliHardening, VerifyRefusesNBelowTwo) {
+  expect_one_error_line(run({"verify", "-a", "ring", "-n", "1"}), "verify: --n 1 is not supported (an AllReduce needs n >= 2)");
+  expect_one_error_line(run({"verify", "-a", "ring", "-n", "0..4"}), "verify: --n 0 is not supported");
+  EXPECT_EQ(run({"verify", "-a", "ring", "-n", "2..4"}).code, 0);
 }
 
 }  // namespace

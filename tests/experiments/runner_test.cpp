@@ -393,6 +393,37 @@ TEST(Runner, CheckpointOfAnotherStudyIsIgnored) {
   fs::remove_all(dir);
 }
 
+// A trace's arrivals are no key of the resolved spec, only its file name: after the trace file
+// was edited, the interrupted run's units (of the old arrivals) were resumed into the results.
+TEST(Runner, CheckpointOfAnEditedTraceIsIgnored) {
+  const fs::path dir = fresh_dir("edited_trace");
+  fs::create_directories(dir);
+  const fs::path trace = dir / "arrivals.csv";
+  const auto write_trace = [&](const char* late) {
+    std::ofstream out(trace);
+    out << "iteration,rank,arrival_s\n";
+    for (int it = 0; it < 6; ++it) out << fmt::format("{0},0,0\n{0},1,0\n{0},2,0\n{0},3,{1}\n", it, late);
+  };
+  const std::string text =
+      "name: edited_trace\nalgorithms: [ring, stragglar]\nn: [4]\nsizes: [64KiB, 1MiB, 4MiB]\n"
+      "arrival: {label: t, model: trace, file: arrivals.csv}\n";
+  const auto spec_now = [&] {
+    ExperimentSpec spec = parse_spec(text, "test.yaml", dir);
+    validate(spec);
+    return spec;
+  };
+  write_trace("0.005");
+  EXPECT_THROW(run_into(spec_now(), dir / "out", 2), Interrupted);
+  write_trace("0");
+  const ExperimentSpec edited = spec_now();
+  const StudyResult result = run_into(edited, dir / "out");
+  EXPECT_EQ(result.units_resumed, 0u);
+  const fs::path fresh = dir / "fresh";
+  run_into(edited, fresh);
+  EXPECT_EQ(read(dir / "out" / "results.csv"), read(fresh / "results.csv"));
+  fs::remove_all(dir);
+}
+
 TEST(Checkpoint, RoundTripIsExactAndTornLinesAreIgnored) {
   UnitResult u;
   u.unit = 3;

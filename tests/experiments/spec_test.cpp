@@ -197,6 +197,23 @@ TEST(SpecErrors, UnknownKeysNameThePathAndLine) {
                {"test.yaml", "persistance", "line 4"});
 }
 
+// The label names an arrival model's rows in results.csv and summary.csv: two models under one
+// label ran, and their rows could not be told apart. A second 'label' key was reported as an
+// unknown key (the first was taken out before the model was read).
+TEST(SpecErrors, ArrivalLabelsAreUniqueAndGivenOnce) {
+  expect_error(kMinimal +
+                   "arrival:\n"
+                   "  - {label: x, model: stragglers, rank: 1, delay: 5ms}\n"
+                   "  - {label: x, model: stragglers, rank: 2, delay: 5ms}\n",
+               {"test.yaml", "arrival[1].label (line 6)", "label 'x' is also the label of arrival[0] (line 5)"});
+  expect_error(kMinimal + "arrival: {label: a, label: b, model: stragglers, rank: 1, delay: 5ms}\n",
+               {"arrival.label (line 4)", "key 'label' is given twice"});
+  // Crossed with `delays`, one model's label repeats on purpose: the delay column tells them apart.
+  EXPECT_EQ(parse_and_validate(kMinimal + "delays: [1ms, 2ms]\narrival: {label: x, model: stragglers, rank: 1, delay: 0}\n")
+                .arrivals.size(),
+            2u);
+}
+
 TEST(SpecErrors, WrongTypes) {
   expect_error(kMinimal + "trials: many\n", {"trials", "line 4", "'many'"});
   expect_error("name: t\nalgorithms: [ring]\nn: {a: 1}\n", {"n", "line 3", "a map"});

@@ -52,6 +52,16 @@ TEST(ArrivalTrace, CsvErrorsNameFileLineAndValue) {
   // A rank far past the rows is refused before a slot per rank is allocated (32 GB here).
   expect_config_error([] { csv("0,0,1\n0,4000000000,2\n"); },
                       {"t.csv", "4000000001 ranks", "only 2 arrivals", "every iteration must list every rank"});
+  // The largest 32-bit rank: its group size (2^32) does not fit 32 bits, and once wrapped to a
+  // group of 2 the rank indexed past the slots of its iteration.
+  expect_config_error([] { csv("0,0,0\n0,1,1\n0,4294967295,2\n"); },
+                      {"t.csv", "4294967296 ranks (0..4294967295)", "only 3 arrivals"});
+  expect_config_error([] { csv("0,0,0\n0,4294967295,2\n"); }, {"t.csv", "4294967296 ranks", "only 2 arrivals"});
+  // Delays past the range of every delay (1 hour) are refused by line; absolute times are fine.
+  expect_config_error([] { csv("0,0,0\n0,1,1e300\n"); },
+                      {"t.csv:3", "iteration 0 rank 1 arrives 1e+300 s after the first rank", "1 hour"});
+  expect_config_error([] { csv("0,0,0\n0,1,3600.5\n"); }, {"t.csv:3", "3600.5 s"});
+  EXPECT_EQ(csv("0,0,1.75e9\n0,1,1750000025.5\n").delay_s[0][1], 25.5);
   expect_config_error([] { parse_arrival_trace("iter,rank,arrival_s\n0,0,0\n", "t.csv"); },
                       {"t.csv:1", "no column 'iteration'"});
   expect_config_error([] { parse_arrival_trace("", "t.csv"); }, {"t.csv", "empty"});
@@ -111,6 +121,12 @@ TEST(ArrivalTrace, InspectorErrors) {
   expect_config_error([&] { parse("{\"header\": {\"id\": \"0x1\"}"); }, {"i.json:1", "end of the file"});
   expect_config_error([&] { parse("[]"); }, {"i.json", "no NCCL Inspector records"});
   expect_config_error([&] { parse("[1]"); }, {"i.json:1", "record 0 is a number"});
+  // One coll_sn is one collective on every rank: a record of another collective under it was
+  // taken into the iteration as if it were the same AllReduce.
+  std::string other = record("0x1", 1, 2, 1, "4");
+  other.replace(other.find("AllReduce"), 9, "AllGather");
+  expect_config_error([&] { parse(record("0x1", 0, 2, 1, "10") + other); },
+                      {"i.json:2: record 1: coll_perf.coll = 'AllGather' but line 1 has 'AllReduce' for coll_sn 1"});
 }
 
 // The hand-made trace of tests/data/arrivals/small.csv, delays per iteration (rank 0..3):

@@ -223,6 +223,19 @@ TEST(ModelFile, BadFilesNameKeyAndLine) {
   expect_contains(error_of(head + "link: {latency_s: 3us, bandwidth_Bps: [1}\n"), "m.yaml:3: YAML syntax error");
 }
 
+// A key given twice, a second document and a key that is not a name are refused by line: the
+// reader saw only the first of each, so a second 'link' or a second model was ignored unseen.
+TEST(ModelFile, RepeatedKeysSecondDocumentsAndNonScalarKeysAreRefused) {
+  const std::string head = kHead;
+  const std::string link = "link: {latency_s: 3e-6, bandwidth_Bps: 4.5e11}\n";
+  expect_contains(error_of(head + link + "link: {latency_s: 1, bandwidth_Bps: 1e3}\n"), "m.yaml:4: key 'link' is given twice");
+  expect_contains(error_of(head + "link: {latency_s: 3e-6, latency_s: 1, bandwidth_Bps: 4.5e11}\n"),
+                  "m.yaml:3: key 'link.latency_s' is given twice");
+  expect_contains(error_of(head + link + "---\n" + head + link), "m.yaml:5: a second YAML document starts here");
+  EXPECT_NO_THROW(parse_model_file(head + link + "---\n", "m.yaml"));
+  expect_contains(error_of(head + link + "[a]: 1\n"), "m.yaml:4: a key of '<top>' is a list; keys are plain names");
+}
+
 // An empty value (`key:` and nothing) is reported on its key's line, not where yaml-cpp marks
 // the null (the next token's line).
 TEST(ModelFile, EmptyValueNamesItsKeysLine) {

@@ -234,6 +234,28 @@ TEST(NcclLog, ReadsNcclAlgoAndProtoSettings) {
                   "x.txt:4: NCCL_ALGO = 'Tree' here but 'Ring' on line 3");
 }
 
+// A row whose size or count is not a whole number is refused by line and value; it used to be
+// taken for a banner line and left out of the fit without a word.
+TEST(NcclLog, RowWithNegativeOrFractionalSizeIsRejectedNotSkipped) {
+  const std::string base = std::string("# all_reduce_perf\n# nranks: 4\n") + kHeader +
+                           "     1048576        262144     float     sum      -1    27.37   38.31   57.46      0    26.93   38.94   58.41      0\n";
+  const auto with = [&](const std::string& row) { return parse_nccl_log(base + row, "x.txt"); };
+  expect_contains(config_error([&] {
+                    with("-64 16 float sum -1 14.92 0.00 0.01 0 14.72 0.00 0.01 0\n");
+                  }),
+                  "x.txt:5: malformed nccl-tests data row (column 'size' is '-64', not a whole number)");
+  expect_contains(config_error([&] {
+                    with("64.5 16 float sum -1 14.92 0.00 0.01 0 14.72 0.00 0.01 0\n");
+                  }),
+                  "x.txt:5: malformed nccl-tests data row (column 'size' is '64.5', not a whole number)");
+  expect_contains(config_error([&] {
+                    with("64 -16 float sum -1 14.92 0.00 0.01 0 14.72 0.00 0.01 0\n");
+                  }),
+                  "x.txt:5: malformed nccl-tests data row (column 'count' is '-16', not a whole number)");
+  // Lines that only start with digits (dates, times, host:pid prefixes) are still not rows.
+  EXPECT_EQ(with("2024-01-01 12:00:00 job started\n-------\n1 more process has sent help message\n").rows.size(), 1u);
+}
+
 TEST(NcclLog, AmbiguousCommandLineIsRejected) {
   const std::string text = std::string("# ran all_reduce_perf then all_gather_perf\n# nranks: 4\n") + kHeader +
                            "     1048576        262144     float     sum      -1    27.37   38.31   57.46      0    26.93   38.94   58.41      0\n";

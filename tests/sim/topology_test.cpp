@@ -205,6 +205,42 @@ TEST(Topology, ClusterRoutesAndCapacities) {
 }
 
 // Build time against n is collsim_bench_topology's job; this checks the structure at scale.
+// Node and leaf counts from file values near 2^32: 16 GPUs in nodes of 4294967295 were 0 nodes
+// (n + gpus_per_node - 1 wrapped), a leaf of 2^31 nodes x 8 NICs had 0 NICs and a 0 B/s link
+// (refused without naming a key), and a rail-optimized node declaring 3e9 NICs got a leaf per
+// rail whether a GPU used it or not ("out of memory" for 16 GPUs).
+TEST(Topology, ClusterCountsNearTwoToThe32Stay32BitSafe) {
+  ClusterSpec c;
+  c.gpus_per_node = 8;
+  c.nodes_per_leaf = 2147483648u;
+  const Topology wide = make_cluster(16, c);
+  EXPECT_NO_THROW(wide.check());
+  ASSERT_EQ(wide.num_leaves(), 1u);
+  EXPECT_DOUBLE_EQ(wide.links.back().bandwidth_Bps, 2147483648.0 * 8 * c.nic_bandwidth_Bps);
+
+  ClusterSpec huge;
+  huge.gpus_per_node = 3000000000u;
+  huge.nics_per_node = 3000000000u;
+  huge.nodes_per_leaf = 1;
+  huge.rail_optimized = true;
+  const Topology one_node = make_cluster(16, huge);
+  EXPECT_NO_THROW(one_node.check());
+  EXPECT_EQ(one_node.num_nics(), 16u);
+  EXPECT_EQ(one_node.num_leaves(), 16u);  // the 16 rails that have a GPU
+  EXPECT_EQ(one_node.leaf_of(15), 15u);
+  huge.gpus_per_node = huge.nics_per_node = 4294967295u;
+  EXPECT_EQ(make_cluster(16, huge).num_leaves(), 16u);
+
+  // A last group of one partial node reaches only its first rails; full groups keep every rail.
+  ClusterSpec rail;
+  rail.gpus_per_node = 8;
+  rail.nodes_per_leaf = 2;
+  rail.rail_optimized = true;
+  EXPECT_EQ(make_cluster(20, rail).num_leaves(), 8u + 4u);  // group 0: 2 full nodes; group 1: GPUs 16..19
+  EXPECT_EQ(make_cluster(28, rail).num_leaves(), 16u);      // group 1: a full node and a partial one
+  EXPECT_EQ(make_cluster(4, rail).num_leaves(), 4u);
+}
+
 TEST(Topology, LargeClusterLinksAndRoutes) {
   const Topology t = make_cluster(8192, ClusterSpec{});
   t.check();
@@ -293,6 +329,26 @@ TEST_F(TopologyYaml, UnknownKeysNameThePathAndLine) {
   msg = config_error([&] { (void)load_topology("nested", {}, dir_.string()); });
   EXPECT_NE(msg.find("nested.yaml:5"), std::string::npos) << msg;
   EXPECT_NE(msg.find("'cluster.oversubscriptoin'"), std::string::npos) << msg;
+}
+
+// As in experiment specs: a key given twice, a second document and a key that is not a name are
+// refused by line. The reader saw only the first of a repeated key and only the first document,
+// so 'oversubscription: 1' then 'oversubscription: 2' ran a non-blocking fabric without a word.
+TEST_F(TopologyYaml, RepeatedKeysSecondDocumentsAndNonScalarKeysAreRefused) {
+  write("twice", "kind: cluster\nn: 16\ncluster:\n  oversubscription: 1\n  oversubscription: 2\n");
+  std::string msg = config_error([&] { (void)load_topology("twice", {}, dir_.string()); });
+  EXPECT_NE(msg.find("twice.yaml:5: key 'cluster.oversubscription' is given twice"), std::string::npos) << msg;
+  write("twice", "kind: nvswitch\nn: 8\nkind: cluster\n");
+  msg = config_error([&] { (void)load_topology("twice", {}, dir_.string()); });
+  EXPECT_NE(msg.find("twice.yaml:3: key 'kind' is given twice"), std::string::npos) << msg;
+  write("two", "kind: nvswitch\nn: 8\n---\nkind: cluster\nn: 16\n");
+  msg = config_error([&] { (void)load_topology("two", {}, dir_.string()); });
+  EXPECT_NE(msg.find("two.yaml:4: a second YAML document starts here"), std::string::npos) << msg;
+  write("two", "kind: nvswitch\nn: 8\n---\n");  // an empty document after '---' holds nothing to lose
+  EXPECT_EQ(load_topology("two", {}, dir_.string()).n, 8u);
+  write("key", "kind: nvswitch\nn: 8\n? [a, b]\n: 1\n");
+  msg = config_error([&] { (void)load_topology("key", {}, dir_.string()); });
+  EXPECT_NE(msg.find("key.yaml:3: a key of 'top level' is a list; keys are plain names"), std::string::npos) << msg;
 }
 
 // An empty value (`key:` and nothing) is reported on its key's line, not where yaml-cpp marks

@@ -13,6 +13,8 @@
 #include <system_error>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
+#include "collsim/models/units.hpp"
 #include "json_reader.hpp"
 #include "text.hpp"
 
@@ -155,6 +157,7 @@ std::vector<Row> inspector_rows(std::string_view text, std::string_view source, 
   std::vector<Row> rows;
   std::string communicator;
   std::size_t communicator_line = 0;
+  std::map<std::uint64_t, std::pair<std::string, std::size_t>> collective_of;  // coll_sn -> (coll, line)
   for (std::size_t i = 0; i < records.size(); ++i) {
     const json::Value& r = *records[i];
     if (r.type != json::Value::Type::Object) {
@@ -185,6 +188,18 @@ std::vector<Row> inspector_rows(std::string_view text, std::string_view source, 
     row.line = r.line;
     row.rank = checked_rank(integer_member(r, "header.rank", source, i), where);
     row.iteration = integer_member(r, "coll_perf.coll_sn", source, i);
+    // One sequence number is one collective on every rank: records that disagree on which one
+    // (AllGather here, AllReduce on the other ranks) were mixed into one iteration unseen.
+    if (const json::Value* coll = r.find("coll_perf") ? r.find("coll_perf")->find("coll") : nullptr;
+        coll && coll->type == json::Value::Type::String) {
+      const auto [first, inserted] = collective_of.emplace(row.iteration, std::pair(coll->text, r.line));
+      if (!inserted && first->second.first != coll->text) {
+        throw ConfigError(fmt::format("{}: coll_perf.coll = '{}' but line {} has '{}' for coll_sn {}: one sequence "
+                                      "number is one collective on every rank",
+                                      where, quote_excerpt(coll->text), first->second.second,
+                                      quote_excerpt(first->second.first), row.iteration));
+      }
+    }
     const json::Value& start = member(r, "coll_perf.event_trace_ts.coll_start_ts", json::Value::Type::Number, source, i);
     row.time = checked_time(start.number, start.text, "coll_start_ts", where);
     if (row.rank >= group_size) {
@@ -200,24 +215,28 @@ std::vector<Row> inspector_rows(std::string_view text, std::string_view source, 
 ArrivalTrace assemble(std::vector<Row> rows, std::uint32_t group_size, double unit_s, std::string_view source,
                       std::optional<std::uint32_t> n) {
   if (rows.empty()) throw ConfigError(fmt::format("arrival trace '{}' holds no arrivals", source));
-  if (group_size == 0) {
-    for (const Row& r : rows) group_size = std::max(group_size, r.rank + 1);
+  // Counted in 64 bits: rank 4294967295 + 1 wrapped to 0 in 32, which left the group smaller
+  // than that rank and the slot lookup below out of bounds.
+  std::uint64_t ranks = group_size;
+  if (ranks == 0) {
+    for (const Row& r : rows) ranks = std::max<std::uint64_t>(ranks, std::uint64_t{r.rank} + 1);
   }
-  if (n && group_size != *n) {
-    throw ConfigError(fmt::format("arrival trace '{}': the group has {} ranks (0..{}) but n = {}", source, group_size,
-                                  group_size - 1, *n));
+  if (n && ranks != *n) {
+    throw ConfigError(fmt::format("arrival trace '{}': the group has {} ranks (0..{}) but n = {}", source, ranks,
+                                  ranks - 1, *n));
   }
-  if (group_size < 2) {
+  if (ranks < 2) {
     throw ConfigError(fmt::format("arrival trace '{}': the group has {} rank; a collective needs at least 2", source,
-                                  group_size));
+                                  ranks));
   }
   // Every iteration lists every rank: a group larger than the rows is refused before a slot per
   // rank is allocated for it (a rank of 4,000,000,000 on one line asked for 32 GB).
-  if (group_size > rows.size()) {
+  if (ranks > rows.size()) {
     throw ConfigError(fmt::format("arrival trace '{}': the group has {} ranks (0..{}) but the trace holds only {} "
                                   "arrivals; every iteration must list every rank",
-                                  source, group_size, group_size - 1, rows.size()));
+                                  source, ranks, ranks - 1, rows.size()));
   }
+  group_size = static_cast<std::uint32_t>(ranks);
   std::map<std::uint64_t, std::vector<const Row*>> by_iteration;
   for (const Row& r : rows) {
     auto& slots = by_iteration[r.iteration];
@@ -245,7 +264,17 @@ ArrivalTrace assemble(std::vector<Row> rows, std::uint32_t group_size, double un
     for (const Row* r : slots) earliest = std::min(earliest, r->time);
     std::vector<double> delays;
     delays.reserve(group_size);
-    for (const Row* r : slots) delays.push_back((r->time - earliest) * unit_s);
+    for (const Row* r : slots) {
+      // The range of every delay (kMaxDuration_s): a time of 1e300 ran and printed a 300-digit
+      // "mean" and completion time.
+      const double delay_s = (r->time - earliest) * unit_s;
+      if (!(delay_s <= kMaxDuration_s)) {
+        throw ConfigError(fmt::format("{}:{}: iteration {} rank {} arrives {:g} s after the first rank of its iteration, "
+                                      "beyond the supported {:g} s (1 hour)",
+                                      source, r->line, iteration, r->rank, delay_s, kMaxDuration_s));
+      }
+      delays.push_back(delay_s);
+    }
     trace.iterations.push_back(iteration);
     trace.delay_s.push_back(std::move(delays));
   }

@@ -122,13 +122,22 @@ class Reader {
 
   void check_keys(const YAML::Node& node, std::string_view path, std::initializer_list<std::string_view> known) const {
     expect_map(node, path);
-    // Repeated keys stay accepted here: lookups with yaml_child see the first one.
     YamlKeyRules rules;
-    rules.key_text = [](const YAML::Node& key, std::string_view) { return key.Scalar(); };
+    rules.key_text = [this](const YAML::Node& key, std::string_view map_path) {
+      if (!key.IsScalar()) {
+        fail(key, fmt::format("a key of '{}' is {}; keys are plain names", map_path.empty() ? "<top>" : map_path,
+                              yaml_type_name(key)));
+      }
+      return key.Scalar();
+    };
     rules.unknown_key = [this](const YAML::Node& key_node, std::string_view map_path, std::string_view key,
                                std::string_view known_list) {
       return fmt::format("{}:{}: unknown key '{}' in '{}' (known: {})", source_, line(key_node), key,
                          map_path.empty() ? "<top>" : map_path, known_list);
+    };
+    // The lookups see only the first of a repeated key, so a second 'link' was ignored unseen.
+    rules.repeated_key = [this](const YAML::Node& key_node, std::string_view key_path, std::string_view) {
+      return fmt::format("{}:{}: key '{}' is given twice", source_, line(key_node), key_path);
     };
     checked_map_entries(node, path, std::span(known.begin(), known.size()), rules);
   }
@@ -534,7 +543,16 @@ void write_model_file(const ModelFile& model, const std::filesystem::path& path)
 ModelFile parse_model_file(std::string_view yaml_text, std::string_view source) {
   YAML::Node root;
   try {
-    root = YAML::Load(std::string(yaml_text));
+    // LoadAll: Load reads the first document and silently drops the rest.
+    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(yaml_text));
+    for (std::size_t i = 1; i < documents.size(); ++i) {
+      if (!documents[i].IsNull()) {
+        throw ConfigError(fmt::format("{}:{}: a second YAML document starts here (after '---'); a model file is one "
+                                      "document",
+                                      source, documents[i].Mark().line + 1));
+      }
+    }
+    if (!documents.empty()) root = documents.front();
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("{}:{}: YAML syntax error: {}", source, e.mark.line + 1, e.msg));
   }

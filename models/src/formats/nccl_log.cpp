@@ -39,6 +39,28 @@ bool is_uint(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// A decimal number as written, signed or with a fraction or exponent ("-64", "64.5", "1e3"):
+// a line that starts with two of them is a table row, even where its size is not a byte count.
+bool is_number_text(std::string_view s) {
+  std::size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  std::size_t digits = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  }
+  if (digits == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    std::size_t exponent = 0;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++exponent;
+    if (exponent == 0) return false;
+  }
+  return i == s.size();
+}
+
 bool is_identifier(std::string_view s) {
   if (s.empty() || !std::isalpha(static_cast<unsigned char>(s.front()))) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
@@ -213,7 +235,10 @@ class Parser {
       return;
     }
     const auto tokens = split_ws(line);
-    const bool looks_like_row = is_uint(tokens[0]) && (tokens.size() == 1 || is_uint(tokens[1]));
+    // Rows are told by their numbers, not by whether they are valid: a size of -64 or 64.5 is a
+    // row to refuse, not a banner line to skip (the row used to vanish from the fit unseen).
+    const bool looks_like_row =
+        tokens.size() == 1 ? is_uint(tokens[0]) : is_number_text(tokens[0]) && is_number_text(tokens[1]);
     if (!looks_like_row) {
       ++log_.skipped_lines;
       return;
@@ -289,6 +314,12 @@ class Parser {
     }
     NcclLogRow row;
     row.line = line_no;
+    for (std::size_t k = 0; k < 2; ++k) {
+      if (!is_uint(tokens[k])) {
+        row_error(line_no, text, fmt::format("column '{}' is '{}', not a whole number", k == 0 ? "size" : "count",
+                                             quote_excerpt(tokens[k])));
+      }
+    }
     const auto size = to_uint(tokens[0]);
     const auto count = to_uint(tokens[1]);
     if (!size || !count) row_error(line_no, text, "size or count is out of range");

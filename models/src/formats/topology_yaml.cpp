@@ -41,13 +41,23 @@ class TopologyFile {
       throw ConfigError(fmt::format("{}: '{}' must be a mapping of keys to values", where(file_, map),
                                     prefix.empty() ? "top level" : prefix));
     }
-    // Repeated keys stay accepted here: lookups with yaml_child see the first one.
     YamlKeyRules rules;
-    rules.key_text = [](const YAML::Node& key, std::string_view) { return key.as<std::string>(); };
+    rules.key_text = [this](const YAML::Node& key, std::string_view map_path) {
+      if (!key.IsScalar()) {
+        throw ConfigError(fmt::format("{}: a key of '{}' is {}; keys are plain names", where(file_, key),
+                                      map_path.empty() ? "top level" : map_path, yaml_type_name(key)));
+      }
+      return key.Scalar();
+    };
     rules.unknown_key = [this](const YAML::Node& key_node, std::string_view map_path, std::string_view key,
                                std::string_view known_list) {
       return fmt::format("{}: unknown key '{}' (known keys here: {})", where(file_, key_node),
                          yaml_key_path(map_path, quote_excerpt(key, kKeyExcerptChars)), known_list);
+    };
+    // A repeated key is an error as in experiment specs: the lookups see only the first one, so a
+    // second 'oversubscription: 2' under a first '1' silently gave a non-blocking fabric.
+    rules.repeated_key = [this](const YAML::Node& key_node, std::string_view key_path, std::string_view) {
+      return fmt::format("{}: key '{}' is given twice", where(file_, key_node), quote_excerpt(key_path));
     };
     checked_map_entries(map, prefix, std::span(allowed.begin(), allowed.size()), rules);
   }
@@ -295,7 +305,16 @@ Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_
   const std::string file = path.string();
   YAML::Node root;
   try {
-    root = YAML::LoadFile(file);
+    // LoadAllFromFile: LoadFile reads the first document and silently drops the rest.
+    const std::vector<YAML::Node> documents = YAML::LoadAllFromFile(file);
+    for (std::size_t i = 1; i < documents.size(); ++i) {
+      if (!documents[i].IsNull()) {
+        throw ConfigError(fmt::format("{}:{}: a second YAML document starts here (after '---'); a topology file is "
+                                      "one document",
+                                      file, documents[i].Mark().line + 1));
+      }
+    }
+    if (!documents.empty()) root = documents.front();
   } catch (const YAML::ParserException& e) {
     throw ConfigError(fmt::format("{}:{}: invalid YAML: {}", file, e.mark.line + 1, e.msg));
   } catch (const YAML::Exception& e) {

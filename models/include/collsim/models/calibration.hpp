@@ -72,6 +72,11 @@ struct FitRow {
   std::optional<Protocol> protocol = std::nullopt;
 };
 
+/// Distinct sizes a fit of `regimes` regimes needs: 2 for one (alpha and beta), and
+/// kMinSizesPerRegime per regime for more, so that no regime is interpolated through two points.
+inline constexpr std::size_t kMinSizesPerRegime = 4;
+constexpr std::size_t min_distinct_sizes(std::uint32_t regimes) { return regimes == 1 ? 2 : kMinSizesPerRegime * regimes; }
+
 struct FitOptions {
   std::uint32_t regimes = 1;  ///< 1..3
   bool fit_gamma = true;      ///< fit gamma when the data identify it; otherwise gamma = 0
