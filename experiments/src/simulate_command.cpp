@@ -313,7 +313,7 @@ int simulate_command(const Args& args, std::ostream& out) {
   options.gpus_per_node = gpus_per_node_of(config.topology);
   // Hierarchical rows take their node size from the topology: named here, as `run` and `advise`
   // do, since the topology is what the user must change.
-  if (const AlgorithmInfo& row = find_algorithm(algorithm); row.hierarchical) {
+  if (row.hierarchical) {
     if (const std::string why = row.unsupported_reason(options.n, topology_context(config.topology)); !why.empty()) {
       throw ConfigError(fmt::format("simulate: algorithm '{}' does not support n = {} on topology '{}' ({})", algorithm,
                                     options.n, parser.get("topology"), why));
