@@ -466,16 +466,11 @@ ExperimentSpec parse_spec(std::string_view yaml_text, std::string_view source, c
   spec.source = std::string(source);
   YAML::Node root;
   try {
-    // LoadAll: YAML::Load would read the first document and silently drop the rest.
-    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(yaml_text));
-    for (std::size_t i = 1; i < documents.size(); ++i) {
-      if (!documents[i].IsNull()) {
-        throw ConfigError(fmt::format("{}: a second YAML document starts near line {} (after '---'); a spec is one "
-                                      "document (write a second spec file for a second study)",
-                                      source, documents[i].Mark().line + 1));
-      }
-    }
-    if (!documents.empty()) root = documents.front();
+    root = only_document(YAML::LoadAll(std::string(yaml_text)), [&](std::size_t line) {
+      return fmt::format("{}: a second YAML document starts near line {} (after '---'); a spec is one document "
+                         "(write a second spec file for a second study)",
+                         source, line);
+    });
   } catch (const YAML::ParserException& e) {
     throw ConfigError(fmt::format("{}: YAML syntax error at line {}, column {}: {}", source, e.mark.line + 1,
                                   e.mark.column + 1, e.msg));

@@ -543,16 +543,10 @@ void write_model_file(const ModelFile& model, const std::filesystem::path& path)
 ModelFile parse_model_file(std::string_view yaml_text, std::string_view source) {
   YAML::Node root;
   try {
-    // LoadAll: Load reads the first document and silently drops the rest.
-    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(yaml_text));
-    for (std::size_t i = 1; i < documents.size(); ++i) {
-      if (!documents[i].IsNull()) {
-        throw ConfigError(fmt::format("{}:{}: a second YAML document starts here (after '---'); a model file is one "
-                                      "document",
-                                      source, documents[i].Mark().line + 1));
-      }
-    }
-    if (!documents.empty()) root = documents.front();
+    root = only_document(YAML::LoadAll(std::string(yaml_text)), [&](std::size_t line) {
+      return fmt::format("{}:{}: a second YAML document starts here (after '---'); a model file is one document",
+                         source, line);
+    });
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("{}:{}: YAML syntax error: {}", source, e.mark.line + 1, e.msg));
   }

@@ -305,16 +305,10 @@ Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_
   const std::string file = path.string();
   YAML::Node root;
   try {
-    // LoadAllFromFile: LoadFile reads the first document and silently drops the rest.
-    const std::vector<YAML::Node> documents = YAML::LoadAllFromFile(file);
-    for (std::size_t i = 1; i < documents.size(); ++i) {
-      if (!documents[i].IsNull()) {
-        throw ConfigError(fmt::format("{}:{}: a second YAML document starts here (after '---'); a topology file is "
-                                      "one document",
-                                      file, documents[i].Mark().line + 1));
-      }
-    }
-    if (!documents.empty()) root = documents.front();
+    root = only_document(YAML::LoadAllFromFile(file), [&](std::size_t line) {
+      return fmt::format("{}:{}: a second YAML document starts here (after '---'); a topology file is one document",
+                         file, line);
+    });
   } catch (const YAML::ParserException& e) {
     throw ConfigError(fmt::format("{}:{}: invalid YAML: {}", file, e.mark.line + 1, e.msg));
   } catch (const YAML::Exception& e) {

@@ -32,6 +32,14 @@ std::string yaml_node_label(std::string_view key_path, const YAML::Node& node) {
   return fmt::format("{} (line {})", key_path, line + 1);
 }
 
+YAML::Node only_document(const std::vector<YAML::Node>& documents,
+                         const std::function<std::string(std::size_t line)>& second_document) {
+  for (std::size_t i = 1; i < documents.size(); ++i) {
+    if (!documents[i].IsNull()) throw ConfigError(second_document(documents[i].Mark().line + 1));
+  }
+  return documents.empty() ? YAML::Node() : documents.front();
+}
+
 std::string yaml_join_keys(std::span<const std::string_view> keys) {
   std::string text;
   for (auto k : keys) text += fmt::format("{}{}", text.empty() ? "" : ", ", k);

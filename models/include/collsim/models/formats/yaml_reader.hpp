@@ -27,6 +27,12 @@ std::string yaml_key_path(std::string_view path, std::string_view key);
 /// "key.path (line N)" with N 1-based, or just "key.path" when the node has no position.
 std::string yaml_node_label(std::string_view key_path, const YAML::Node& node);
 
+/// The first of a file's documents (null if there is none). A second, non-empty document throws
+/// ConfigError(second_document(its 1-based line)): YAML::Load and LoadFile read the first
+/// document and silently drop the rest, so readers load all and take one through here.
+YAML::Node only_document(const std::vector<YAML::Node>& documents,
+                         const std::function<std::string(std::size_t line)>& second_document);
+
 /// "a, b, c": the known-keys list shown in unknown-key messages.
 std::string yaml_join_keys(std::span<const std::string_view> keys);
 
