@@ -286,6 +286,24 @@ TEST(Replay, HierarchicalFastAndEventPathsAgree) {
   }
 }
 
+// Adds a random (partial) matching to the round `ph` has open: rank i sends to perm[i], each rank
+// sends and receives at most once; a rank sits the round out with probability `idle`.
+void add_random_matching(std::mt19937_64& rng, Phase& ph, Rank n, std::uint32_t chunks, double idle) {
+  const auto pick = [&rng](std::uint64_t bound) { return static_cast<std::uint32_t>(rng() % bound); };
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<Rank> perm(n);
+  for (Rank i = 0; i < n; ++i) perm[i] = i;
+  std::shuffle(perm.begin(), perm.end(), rng);
+  bool any = false;
+  for (Rank i = 0; i < n; ++i) {
+    if (perm[i] == i || unit(rng) < idle) continue;
+    const std::uint32_t count = 1 + pick(3);
+    ph.add(i, perm[i], pick(chunks - count + 1), count, pick(2) ? Op::Reduce : Op::Copy);
+    any = true;
+  }
+  if (!any) ph.add(0, 1, 0, 1, Op::Copy);
+}
+
 // The same bound on random hand-made schedules: several phases, matchings and random rounds,
 // copy and reduce, eager and barrier starts, random arrivals, gamma, launch costs (fused and
 // p2p_rounds), own or shared NICs, both layouts, 1.5:1 to 8:1, both bandwidth solvers.
@@ -317,18 +335,7 @@ TEST(Replay, OversubscriptionBoundHoldsOnRandomSchedules) {
       for (std::uint32_t r = 0; r < rounds; ++r) {
         ph.begin_round();
         if (pick(3) != 0) {
-          // A (partial) matching: rank i sends to perm[i] (each sends and receives at most once).
-          std::vector<Rank> perm(n);
-          for (Rank i = 0; i < n; ++i) perm[i] = i;
-          std::shuffle(perm.begin(), perm.end(), rng);
-          bool any = false;
-          for (Rank i = 0; i < n; ++i) {
-            if (perm[i] == i || unit(rng) < 0.3) continue;
-            const std::uint32_t count = 1 + pick(3);
-            ph.add(i, perm[i], pick(chunks - count + 1), count, pick(2) ? Op::Reduce : Op::Copy);
-            any = true;
-          }
-          if (!any) ph.add(0, 1, 0, 1, Op::Copy);
+          add_random_matching(rng, ph, n, chunks, 0.3);
         } else {
           const auto random = test::random_rounds(rng, n, chunks, 1, 1 + pick(3));
           for (const Transfer& t : random[0]) {
@@ -567,17 +574,7 @@ TEST(Replay, OversubscribedMatchingsFinishNoLaterThanWithNicsKTimesSlower) {
       Phase& ph = s.add_phase(p == 0 ? "a" : p == 1 ? "b" : "c");
       for (std::uint32_t r = 0, rounds = 1 + pick(6); r < rounds; ++r) {
         ph.begin_round();
-        std::vector<Rank> perm(n);
-        for (Rank i = 0; i < n; ++i) perm[i] = i;
-        std::shuffle(perm.begin(), perm.end(), rng);
-        bool any = false;
-        for (Rank i = 0; i < n; ++i) {
-          if (perm[i] == i || unit(rng) < 0.2) continue;
-          const std::uint32_t count = 1 + pick(3);
-          ph.add(i, perm[i], pick(s.num_chunks - count + 1), count, pick(2) ? Op::Reduce : Op::Copy);
-          any = true;
-        }
-        if (!any) ph.add(0, 1, 0, 1, Op::Copy);
+        add_random_matching(rng, ph, n, s.num_chunks, 0.2);
       }
     }
     std::vector<double> arrival(n, 0.0);
