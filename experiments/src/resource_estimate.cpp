@@ -159,10 +159,21 @@ double journal_bytes(double units, double runs) {
   return units * 100.0 + runs * 70.0;
 }
 
-double memory_limit_option_bytes(const std::string& text) {
-  const double bytes = parse_size_bytes(text, "--max-schedule-memory");
-  if (!(bytes > 0)) throw ConfigError(fmt::format("--max-schedule-memory: {} must be positive", text));
+double memory_cap_bytes(const std::string& text, std::string_view option, double physical_bytes) {
+  const double bytes = parse_size_bytes(text, option);
+  if (!(bytes > 0)) throw ConfigError(fmt::format("{}: {} must be positive", option, text));
+  // The guard exists to refuse a run before the kernel's OOM killer ends it; a cap above the
+  // memory there is would let exactly those runs through.
+  if (physical_bytes > 0 && bytes > physical_bytes) {
+    throw ConfigError(fmt::format("{}: {} is more than this machine's memory ({}); a run that large would be "
+                                  "killed for lack of memory, not refused",
+                                  option, text, rough_size(physical_bytes)));
+  }
   return bytes;
+}
+
+double memory_limit_option_bytes(const std::string& text, bool given) {
+  return memory_cap_bytes(text, "--max-schedule-memory", given ? physical_memory_bytes() : 0.0);
 }
 
 std::string depth_clause(std::string_view algorithm, std::uint32_t pipeline_chunks) {

@@ -36,22 +36,22 @@ std::string rough_duration(double s) { return s >= 3600 ? fmt::format("{:.1f} h"
 // A run that cannot fit in memory would grow for minutes and end in the kernel's OOM killer:
 // refuse it before anything is written, naming the largest run and the estimate. The estimate
 // counts the event-driven index wherever the engine may build it, so it can be high by up to the
-// index's size where replay takes its one-sweep path; --max-run-memory raises the limit.
+// index's size where replay takes its one-sweep path; --max-run-memory sets another limit, at
+// most the machine's memory (memory_cap_bytes).
 double run_memory_limit_bytes(const std::optional<std::string>& option) {
-  const double limit_bytes = option ? parse_size_bytes(*option, "--max-run-memory") : physical_memory_bytes();
-  if (option && !(limit_bytes > 0)) throw ConfigError(fmt::format("--max-run-memory: {} must be positive", *option));
-  return limit_bytes;
+  return option ? memory_cap_bytes(*option, "--max-run-memory", physical_memory_bytes()) : physical_memory_bytes();
 }
 
 // Empty when the largest run fits under `limit_bytes` (0: no limit known).
 std::string run_memory_refusal(const StudyPlan& plan, double limit_bytes, const std::optional<std::string>& option) {
   if (limit_bytes <= 0 || plan.max_run_bytes <= limit_bytes) return {};
+  // Without the option the limit is already the machine's memory, which no option may pass.
   return fmt::format("run: the largest run, {}, needs about {} (estimated: its schedule, and the engine's "
-                                "index of it where the engine builds one), above {}; lower its n or raise "
-                                "--max-run-memory",
-                                plan.largest_run, rough_size(plan.max_run_bytes),
-                                option ? fmt::format("--max-run-memory {}", *option)
-                                       : fmt::format("this machine's {} of memory", rough_size(limit_bytes)));
+                     "index of it where the engine builds one), above {}; lower its n{}",
+                     plan.largest_run, rough_size(plan.max_run_bytes),
+                     option ? fmt::format("--max-run-memory {}", *option)
+                            : fmt::format("this machine's {} of memory", rough_size(limit_bytes)),
+                     option ? " or raise --max-run-memory (at most to this machine's memory)" : "");
 }
 
 }  // namespace
@@ -103,8 +103,8 @@ int run_command(const Args& args, std::ostream& out) {
               fmt::format("{:g}s", kPlotTimeout_s))
       .flag("dry-run", "check the spec and resolve every point (topologies, engines), print the counts, write nothing")
       .option("max-run-memory", "", "SIZE",
-              "refuse a study whose largest run is estimated to need more memory (default: this machine's memory; per "
-              "process under mpirun)");
+              "refuse a study whose largest run is estimated to need more memory (default and largest value: this "
+              "machine's memory; per process under mpirun)");
   std::unique_ptr<WorkSplit> split = make_work_split();
   const bool root = split->rank() == 0;
   bool help = false;

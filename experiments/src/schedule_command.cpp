@@ -91,7 +91,7 @@ int schedule_command(const Args& args, std::ostream& out) {
       .option("late-ranks", "", "K", "stragglar_online: ranks expected late (1..n-1)", "1")
       .option("gpus-per-node", "", "G", "hierarchical algorithms: GPUs per node (n must be a multiple)", "0")
       .option("format", "", "text|json|stats", "output format", "text")
-      .option("max-schedule-memory", "", "SIZE", "refuse an -n whose schedule is estimated to need more memory",
+      .option("max-schedule-memory", "", "SIZE", "refuse an -n whose schedule is estimated to need more memory (at most this machine's memory)",
               format_size(kDefaultScheduleMemoryLimit_bytes));
   if (!parser.parse(args)) {
     out << parser.help();
@@ -126,7 +126,7 @@ int schedule_command(const Args& args, std::ostream& out) {
     throw ConfigError(fmt::format("schedule: --format '{}' is not one of text, json, stats", format));
   }
   // As in simulate: a mistyped -n or depth is refused at once, naming it, not after gigabytes.
-  const double memory_limit_bytes = memory_limit_option_bytes(parser.get("max-schedule-memory"));
+  const double memory_limit_bytes = memory_limit_option_bytes(parser.get("max-schedule-memory"), parser.flag_set("max-schedule-memory"));
   if (options.n >= 2) {  // smaller n: generate_schedule's own error
     const auto estimate = estimate_schedule(parser.get("algo"), options);
     if (estimate && schedule_bytes(estimate->transfers) > memory_limit_bytes) {

@@ -150,7 +150,7 @@ int simulate_command(const Args& args, std::ostream& out) {
               "for the next solve (e.g. 100ns; README \"Approximate mode\")",
               "0")
       .option("trace", "", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
-      .option("max-schedule-memory", "", "SIZE", "refuse an -n whose run (its ranks, the schedule, and the engine's index of it where it builds one) is estimated to need more memory",
+      .option("max-schedule-memory", "", "SIZE", "refuse an -n whose run (its ranks, the schedule, and the engine's index of it where it builds one) is estimated to need more memory (at most this machine's memory)",
               format_size(kDefaultScheduleMemoryLimit_bytes))
       .flag("json", "print one JSON object instead of a table");
   // --straggler is also the rank schedules are built for (default: the expected straggler with the
@@ -168,7 +168,7 @@ int simulate_command(const Args& args, std::ostream& out) {
   if (!n_flag && !trace) throw ConfigError("simulate: option --n is required (or an --arrival-trace)");
   options.n = n_flag ? static_cast<Rank>(*n_flag) : static_cast<Rank>(trace->trace->n);
   if (options.n < 2) throw ConfigError(fmt::format("simulate: -n {} is too small (an AllReduce needs n >= 2)", options.n));
-  const double memory_limit_bytes = memory_limit_option_bytes(parser.get("max-schedule-memory"));
+  const double memory_limit_bytes = memory_limit_option_bytes(parser.get("max-schedule-memory"), parser.flag_set("max-schedule-memory"));
   // Before the topology and arrivals are built: their per-rank memory alone would pass the limit.
   if (const double bytes = options.n * kRunBytesPerRank; bytes > memory_limit_bytes) {
     throw ConfigError(fmt::format("simulate: -n {} needs more than {} for its ranks alone (topology links, arrival "

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli_test_support.hpp"
+#include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/experiments/spec.hpp"
 #include "collsim/models/error.hpp"
 
@@ -459,6 +460,42 @@ TEST(CliHardening, VerifyRefusesNBelowTwo) {
   expect_one_error_line(run({"verify", "-a", "ring", "-n", "1"}), "verify: --n 1 is not supported (an AllReduce needs n >= 2)");
   expect_one_error_line(run({"verify", "-a", "ring", "-n", "0..4"}), "verify: --n 0 is not supported");
   EXPECT_EQ(run({"verify", "-a", "ring", "-n", "2..4"}).code, 0);
+}
+
+// ---- The last hardening hunt: memory caps, unclosed quotes, raw bytes, dry-run exit code -----
+
+// A memory cap above the machine's memory let a run through that the kernel's OOM killer then
+// ended; it is refused, naming the option, the value and the memory.
+TEST(CliHardening, MemoryCapsAboveThePhysicalMemoryAreRefused) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  try {
+    memory_cap_bytes("16GiB", "--max-run-memory", 8 * kGiB);
+    FAIL() << "a cap above an 8 GiB machine was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--max-run-memory: 16GiB is more than this machine's memory (8.0 GiB)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(memory_cap_bytes("8GiB", "--max-run-memory", 8 * kGiB), 8 * kGiB);
+  EXPECT_EQ(memory_cap_bytes("16GiB", "--max-run-memory", 0), 16 * kGiB) << "an unknown memory is not held against it";
+
+  // 1 TiB is the largest size collsim parses; the machine running the tests has less memory.
+  if (physical_memory_bytes() >= 1024 * kGiB) GTEST_SKIP() << "this machine has 1 TiB of memory or more";
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"simulate", "-a", "ring", "-n", "8", "--max-schedule-memory", "1TiB"},
+           {"schedule", "-a", "ring", "-n", "8", "--max-schedule-memory", "1TiB"}}) {
+    expect_one_error_line(run(args), "--max-schedule-memory: 1TiB is more than this machine's memory (");
+  }
+  ScratchDir dir("memcap");
+  const fs::path spec = dir.write("tiny.yaml", kTinySpec);
+  for (const bool dry : {false, true}) {
+    std::vector<std::string> args{"run", spec.string(), "--max-run-memory", "1TiB", "--out", (dir.path() / "out").string()};
+    if (dry) args.push_back("--dry-run");
+    expect_one_error_line(run(args), "--max-run-memory: 1TiB is more than this machine's memory (");
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
+  // The defaults and caps within the memory still run.
+  EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "8", "--max-schedule-memory", "64MiB"}).code, 0);
 }
 
 }  // namespace

@@ -57,8 +57,14 @@ double physical_memory_bytes();
 /// `bytes` with a unit a person reads at a glance ("8.1 GiB"): estimates are rough.
 std::string rough_size(double bytes);
 
-/// The value of --max-schedule-memory (`text`), bytes; throws ConfigError unless it is positive.
-double memory_limit_option_bytes(const std::string& text);
+/// The value `text` of the memory cap `option` (--max-schedule-memory, --max-run-memory), bytes.
+/// Throws ConfigError naming the option and value unless it is positive and, when
+/// `physical_bytes` (the machine's memory) is known (> 0), at most that: a larger cap lets a run
+/// through that the kernel's OOM killer then ends.
+double memory_cap_bytes(const std::string& text, std::string_view option, double physical_bytes);
+/// The value of --max-schedule-memory (`text`), bytes, by memory_cap_bytes against this machine's
+/// memory when the user `given` it; the default (4 GiB) is not held against a smaller machine.
+double memory_limit_option_bytes(const std::string& text, bool given);
 /// " with --pipeline-chunks K" when `algorithm` is pipelined and K > 0, else "": what a memory
 /// error names beside -n (rows without a pipeline ignore the depth).
 std::string depth_clause(std::string_view algorithm, std::uint32_t pipeline_chunks);
