@@ -101,7 +101,8 @@ int run_command(const Args& args, std::ostream& out) {
       .flag("no-plot", "do not run the spec's plot scripts (nor check that they exist)")
       .option("plot-timeout", "", "TIME", "stop a plot script that runs longer (the results are kept)",
               fmt::format("{:g}s", kPlotTimeout_s))
-      .flag("dry-run", "check the spec and resolve every point (topologies, engines), print the counts, write nothing")
+      .flag("dry-run", "check the spec and resolve every point (topologies, engines), print the counts and estimates, "
+                       "write nothing; exit 2 if the run would be refused (--max-run-memory)")
       .option("max-run-memory", "", "SIZE",
               "refuse a study whose largest run is estimated to need more memory (default and largest value: this "
               "machine's memory; per process under mpirun)");
@@ -153,11 +154,13 @@ int run_command(const Args& args, std::ostream& out) {
                          "up to {}, largest schedule {}, largest run {} (its schedule and the engine's index where it builds one)\n",
                          plan.runs, rough_duration(plan.cpu_s), rough_size(plan.journal_bytes),
                          rough_size(plan.max_schedule_bytes), rough_size(plan.max_run_bytes));
-      // What the run would refuse is said, not failed: a dry run is where one reads the estimate.
-      const std::string refusal = run_memory_refusal(plan, memory_limit_bytes, parser.get_optional("max-run-memory"));
-      if (!refusal.empty()) out << fmt::format("the run would be refused: {}\n", refusal);
     }
-    return 0;
+    // The counts and estimate are printed first (a dry run is where one reads them), then the
+    // exit code says what the run would do, so `run --dry-run S && run S` never starts a refused run.
+    const std::string refusal = run_memory_refusal(plan, memory_limit_bytes, parser.get_optional("max-run-memory"));
+    if (refusal.empty()) return 0;
+    if (root) out << fmt::format("the run would be refused: {}\n", refusal);
+    return kExitBadInput;
   }
   if (root) {
     remove_stale_temporaries(dir);

@@ -498,5 +498,22 @@ TEST(CliHardening, MemoryCapsAboveThePhysicalMemoryAreRefused) {
   EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "8", "--max-schedule-memory", "64MiB"}).code, 0);
 }
 
+// --dry-run said "the run would be refused" and exited 0, so `run --dry-run S && run S` went on
+// to the refusal; it prints the counts and the estimate, then exits 2.
+TEST(CliHardening, DryRunExits2WhenTheRunWouldBeRefused) {
+  ScratchDir dir("dryrefused");
+  const fs::path spec = dir.write("big.yaml", "name: t\nalgorithms: [ring]\nn: [2048, 16]\nsizes: 1MiB\n");
+  const auto refused = run({"run", spec.string(), "--dry-run", "--max-run-memory", "64MiB"});
+  EXPECT_EQ(refused.code, 2) << refused.out << refused.err;
+  for (const char* part : {"dry run t: 2 points", "estimated: 2 runs", "largest run 128.3 MiB",
+                           "the run would be refused: run: the largest run, ring at n = 2048 on nvswitch"}) {
+    EXPECT_NE(refused.out.find(part), std::string::npos) << part << " in " << refused.out;
+  }
+  const auto fits = run({"run", spec.string(), "--dry-run", "--max-run-memory", "1GiB"});
+  EXPECT_EQ(fits.code, 0) << fits.out << fits.err;
+  EXPECT_EQ(fits.out.find("would be refused"), std::string::npos) << fits.out;
+  EXPECT_NE(run({"run", "--help"}).out.find("exit 2 if the run would be refused"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace collsim
