@@ -188,7 +188,7 @@ int run_command(const Args& args, std::ostream& out) {
   } catch (const std::exception& e) {
     if (split->size() > 1) {
       // The other ranks may wait for this one forever: report here and end the whole job.
-      std::cerr << fmt::format("collsim: error (rank {}): {}\n", split->rank(), e.what());
+      std::cerr << fmt::format("collsim: error (rank {}): {}\n", split->rank(), one_line_message(e.what()));
       std::cerr.flush();
       split->abort(2);
     }

@@ -498,6 +498,19 @@ TEST(CliHardening, MemoryCapsAboveThePhysicalMemoryAreRefused) {
   EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "8", "--max-schedule-memory", "64MiB"}).code, 0);
 }
 
+// Raw bytes of the input that are not UTF-8 were echoed as they were; the one place every error
+// is printed escapes them (and control characters), keeping valid UTF-8.
+TEST(CliHardening, ErrorsEscapeBytesThatAreNotUtf8) {
+  ScratchDir dir("bytes");
+  const auto r = run({"run", dir.write("s.yaml", "name: t\nalgorithms: [ring\xff]\nn: [4]\n").string(), "--dry-run"});
+  expect_one_error_line(r, "unknown algorithm 'ring\\xff'");
+  EXPECT_EQ(r.err.find('\xff'), std::string::npos) << r.err;
+  const auto utf8 = run({"run", dir.write("u.yaml", "name: t\nalgorithms: [\xC2\xB5s]\nn: [4]\n").string(), "--dry-run"});
+  expect_one_error_line(utf8, "unknown algorithm '\xC2\xB5s'");
+  const auto arg = run({"simulate", "-a", "ring\xC0\xAF", "-n", "4"});
+  expect_one_error_line(arg, "'ring\\xc0\\xaf'");
+}
+
 // --dry-run said "the run would be refused" and exited 0, so `run --dry-run S && run S` went on
 // to the refusal; it prints the counts and the estimate, then exits 2.
 TEST(CliHardening, DryRunExits2WhenTheRunWouldBeRefused) {

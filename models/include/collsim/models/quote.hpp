@@ -17,8 +17,11 @@ std::string quote_excerpt(std::string_view text, std::size_t max_chars = 40);
 /// line of a file that is not YAML at all (a password file given as a topology).
 inline constexpr std::size_t kKeyExcerptChars = 20;
 
-/// The message with control characters replaced and cut to `max_chars`: the last guard at the
-/// command-line boundary for any message that echoed input without quote_excerpt.
+/// The message made safe to print and cut to `max_chars` bytes (with "..."): the last guard at
+/// the command-line boundary for any message that echoed input without quote_excerpt, or with
+/// bytes quote_excerpt keeps. A newline becomes "\n" (one line); a tab and valid UTF-8 ("µs")
+/// stay; other control characters and bytes that are not valid UTF-8 become "\xNN" (lower-case
+/// hex), so `ring\xff` in a spec is shown as the text `ring\xff`, not a raw byte.
 std::string one_line_message(std::string_view message, std::size_t max_chars = 600);
 
 }  // namespace collsim
