@@ -476,6 +476,12 @@ ExperimentSpec parse_spec(std::string_view yaml_text, std::string_view source, c
                                   e.mark.column + 1, e.msg));
   }
   if (!root || root.IsNull()) throw ConfigError(fmt::format("{}: the spec is empty (expected name, algorithms, n, ...)", source));
+  // Before any key is looked up: an unclosed quote swallows the keys after it, which were then
+  // reported missing.
+  static constexpr std::string_view kFreeText[] = {"description"};
+  if (const auto multiline = find_multiline_value(root, yaml_text, kFreeText)) {
+    throw ConfigError(fmt::format("{}: {}: {}", source, yaml_node_label(multiline->path, multiline->node), multiline->problem));
+  }
   SpecReader reader(source, base_dir, spec);
   reader.parse(root);
   return spec;

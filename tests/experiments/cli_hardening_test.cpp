@@ -498,6 +498,66 @@ TEST(CliHardening, MemoryCapsAboveThePhysicalMemoryAreRefused) {
   EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "8", "--max-schedule-memory", "64MiB"}).code, 0);
 }
 
+// yaml-cpp 0.7 reads an unclosed quote to the end of the file (when a newline ends it) without
+// an error: `name: "abc` swallowed the next line and collsim said 'algorithms' was missing.
+TEST(CliHardening, AnUnclosedQuoteInASpecIsNamedNotAMissingKey) {
+  const auto error_of = [](const std::string& yaml) {
+    try {
+      parse_spec(yaml, "s.yaml", fs::current_path());
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of("name: \"abc\nalgorithms: [ring]\n"),
+            "s.yaml: name (line 1): value \"abc\\nalgorithms: [ring]\" spans 2 lines; an unterminated quote?");
+  EXPECT_EQ(error_of("name: 'abc\nalgorithms: [ring]\nn: [4]\n"),
+            "s.yaml: name (line 1): value 'abc\\nalgorithms: [ring]\\nn: [4]' spans 3 lines; an unterminated quote?");
+  // Any value that is a name, number or path: here one closed by the next quote of the file.
+  EXPECT_EQ(error_of("name: t\nalgorithms: [ring]\nn: [4]\nengine: \"replay\ntopology: \"\n"),
+            "s.yaml: engine (line 4): value \"replay\\ntopology: \" spans 2 lines; an unterminated quote?");
+  EXPECT_EQ(error_of("name: t\nalgorithms:\n  - ring\n  - \"direct\nn: [4]\n"),
+            "s.yaml: algorithms[1] (line 4): value \"direct\\nn: [4]\" spans 2 lines; an unterminated quote?");
+  EXPECT_NE(error_of("name: abc\n  def\nalgorithms: [ring]\nn: [4]\n")
+                .find("name (line 1): value 'abc\\n  def' spans 2 lines; a line indented under it continues it"),
+            std::string::npos);
+  // A description may be wrapped, but not left open to the end of the file.
+  EXPECT_EQ(error_of("name: t\ndescription: \"one\nalgorithms: [ring]\nn: [4]\n"),
+            "s.yaml: description (line 2): value \"one\\nalgorithms: [ring]\\nn: [4]\" runs to the end of the file: its "
+            "closing \" is missing");
+  EXPECT_EQ(error_of(std::string(kTinySpec) + "description: \"a study\n  wrapped over two lines\"\n"), "no error");
+  // An unclosed quote on the last line swallows nothing, and is still named.
+  EXPECT_EQ(error_of("algorithms: [ring]\nn: [4]\nname: \"t\n"),
+            "s.yaml: name (line 3): value \"t\" runs to the end of the file: its closing \" is missing");
+  // One-line values, quoted, with escapes, anchors or tags, and after a byte order mark, are fine.
+  EXPECT_EQ(error_of("\xEF\xBB\xBFname: \"t\\\"q\"\nalgorithms: [&a 'ring', !!str direct]\nn: [4]\n"), "no error");
+  // The command line says the same.
+  ScratchDir dir("unclosed");
+  expect_one_error_line(run({"run", dir.write("s.yaml", "name: \"abc\nalgorithms: [ring]\n").string(), "--dry-run"}),
+                        "name (line 1): value \"abc\\nalgorithms: [ring]\" spans 2 lines; an unterminated quote?");
+}
+
+// Topology and model files share the YAML reader, and the check.
+TEST(CliHardening, AnUnclosedQuoteInATopologyOrModelFileIsNamed) {
+  ScratchDir dir("unclosed_files");
+  const fs::path topology = dir.write("t.yaml", "kind: nvswitch\nname: \"abc\nn: 8\n");
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "4", "--topology", topology.string()}),
+                        "t.yaml:2: 'name' value \"abc\\nn: 8\" spans 2 lines; an unterminated quote?");
+  const fs::path wrapped = dir.write("w.yaml", "kind: nvswitch\ndescription: \"a long\n  description\"\nn: 8\n");
+  EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "4", "--topology", wrapped.string()}).code, 0);
+
+  std::ifstream in(COLLSIM_SOURCE_DIR "/configs/models/h100_nvswitch.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string model = text.str();
+  const std::string format = "format: collsim-link-model\n";
+  ASSERT_NE(model.find(format), std::string::npos);
+  model.replace(model.find(format), format.size(), "format: \"collsim-link-model\n  v2\"\n");
+  const fs::path file = dir.write("m.yaml", model);
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "4", "--model", file.string()}),
+                        "m.yaml:4: 'format' value \"collsim-link-model\\n  v2\" spans 2 lines; an unterminated quote?");
+}
+
 // Raw bytes of the input that are not UTF-8 were echoed as they were; the one place every error
 // is printed escapes them (and control characters), keeping valid UTF-8.
 TEST(CliHardening, ErrorsEscapeBytesThatAreNotUtf8) {

@@ -552,6 +552,12 @@ ModelFile parse_model_file(std::string_view yaml_text, std::string_view source) 
   }
   const Reader r(source);
   if (!root || root.IsNull()) throw ConfigError(fmt::format("{}:1: the model file is empty", source));
+  // Before any key is looked up (an unclosed quote swallows the keys after it); the sources of
+  // terms and the provenance's method and command are prose, which may be wrapped.
+  static constexpr std::string_view kFreeText[] = {"source", "method", "command"};
+  if (const auto multiline = find_multiline_value(root, yaml_text, kFreeText)) {
+    r.fail(multiline->node, fmt::format("'{}' {}", multiline->path, multiline->problem));
+  }
   const YAML::Node version = r.require(root, "version", "");
   const auto version_number = r.unsigned_integer(version, "version");
   if (version_number < kOldestVersion || version_number > kVersion) {

@@ -10,6 +10,7 @@
 #include <initializer_list>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/nccl_log.hpp"
 #include "collsim/models/formats/yaml_reader.hpp"
 #include "collsim/models/quote.hpp"
 #include "collsim/models/topology.hpp"
@@ -303,9 +304,10 @@ Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_
     }
   }
   const std::string file = path.string();
+  const std::string text = read_log_text(path);  // kept: find_multiline_value reads the source
   YAML::Node root;
   try {
-    root = only_document(YAML::LoadAllFromFile(file), [&](std::size_t line) {
+    root = only_document(YAML::LoadAll(text), [&](std::size_t line) {
       return fmt::format("{}:{}: a second YAML document starts here (after '---'); a topology file is one document",
                          file, line);
     });
@@ -315,6 +317,11 @@ Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_
     throw ConfigError(fmt::format("{}: cannot read: {}", file, e.what()));
   }
   if (!root || root.IsNull()) throw ConfigError(fmt::format("{}: the file is empty", file));
+  // Before any key is looked up: an unclosed quote swallows the keys after it.
+  static constexpr std::string_view kFreeText[] = {"description"};
+  if (const auto multiline = find_multiline_value(root, text, kFreeText)) {
+    throw ConfigError(fmt::format("{}: '{}' {}", where(file, multiline->node), multiline->path, multiline->problem));
+  }
   try {
     return topology_from_yaml(root, TopologyFile(file), path.stem().string(), n_override);
   } catch (const YAML::Exception& e) {

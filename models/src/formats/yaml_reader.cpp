@@ -40,6 +40,128 @@ YAML::Node only_document(const std::vector<YAML::Node>& documents,
   return documents.empty() ? YAML::Node() : documents.front();
 }
 
+namespace {
+
+// Where a scalar's text ends in the file, and how it was written. yaml-cpp marks a node at its
+// first byte after the properties (anchor, tag), counting from after a byte order mark.
+struct ScalarSource {
+  std::string_view raw;   // between the quotes; to the end of the file when the closing quote is missing
+  char quote = 0;         // '"', '\'', or 0 for a plain scalar
+  bool unterminated = false;
+};
+
+std::optional<ScalarSource> scalar_source(std::string_view text, const YAML::Node& node) {
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  const int mark = node.Mark().pos;
+  if (mark < 0) return std::nullopt;
+  std::size_t i = static_cast<std::size_t>(mark) + (text.starts_with(kBom) ? kBom.size() : 0);
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (i < text.size() && (text[i] == '&' || text[i] == '!')) {  // an anchor or tag before the value
+    while (i < text.size() && !blank(text[i])) ++i;
+    while (i < text.size() && blank(text[i])) ++i;
+  }
+  if (i >= text.size() || text[i] == '|' || text[i] == '>') return std::nullopt;
+  ScalarSource source;
+  if (text[i] == '"' || text[i] == '\'') {
+    source.quote = text[i];
+    std::size_t end = i + 1;
+    for (; end < text.size(); ++end) {
+      if (source.quote == '"' && text[end] == '\\') {
+        ++end;  // an escape: the next byte, a quote included, belongs to the value
+      } else if (text[end] == source.quote) {
+        if (source.quote == '\'' && end + 1 < text.size() && text[end + 1] == '\'') {
+          ++end;  // '' is a quote inside single quotes
+        } else {
+          break;
+        }
+      }
+    }
+    source.unterminated = end >= text.size();
+    source.raw = text.substr(i + 1, std::min(end, text.size()) - (i + 1));
+    if (source.unterminated) {
+      while (!source.raw.empty() && blank(source.raw.back())) source.raw.remove_suffix(1);
+    }
+    return source;
+  }
+  // A plain scalar is its text with each line break and the indentation around it folded into
+  // one space (or a newline for a blank line): walk both, letting blanks match blanks.
+  const std::string& value = node.Scalar();
+  std::size_t j = 0, end = i;
+  while (j < value.size()) {
+    if (end < text.size() && text[end] == value[j]) {
+      ++end;
+      ++j;
+    } else if (end < text.size() && blank(text[end]) && (value[j] == ' ' || value[j] == '\n')) {
+      while (end < text.size() && blank(text[end])) ++end;
+      while (j < value.size() && (value[j] == ' ' || value[j] == '\n')) ++j;
+    } else {
+      return std::nullopt;  // not where yaml-cpp said (a UTF-16 file): nothing to say about it
+    }
+  }
+  source.raw = text.substr(i, end - i);
+  return source;
+}
+
+// The raw text for a message: line breaks shown as \n, cut to a short excerpt (the value may be
+// the rest of the file).
+std::string shown_raw(std::string_view raw) {
+  std::string escaped;
+  for (const char c : raw) {
+    if (c == '\n') {
+      escaped += "\\n";
+    } else if (c == '\r') {
+      escaped += "\\r";
+    } else if (c == '\t') {
+      escaped += "\\t";
+    } else {
+      escaped += c;
+    }
+  }
+  return quote_excerpt(escaped, 60);
+}
+
+std::optional<YamlMultilineValue> multiline_in(const YAML::Node& node, const std::string& path, bool free_text,
+                                               std::string_view text, std::span<const std::string_view> free_text_keys) {
+  if (node.IsMap()) {
+    for (const auto& entry : node) {
+      if (!entry.first.IsScalar()) continue;
+      const std::string& key = entry.first.Scalar();
+      const bool is_free = std::find(free_text_keys.begin(), free_text_keys.end(), key) != free_text_keys.end();
+      if (auto found = multiline_in(entry.second, yaml_key_path(path, key), is_free, text, free_text_keys)) return found;
+    }
+    return std::nullopt;
+  }
+  if (node.IsSequence()) {
+    for (std::size_t k = 0; k < node.size(); ++k) {
+      if (auto found = multiline_in(node[k], fmt::format("{}[{}]", path, k), free_text, text, free_text_keys)) return found;
+    }
+    return std::nullopt;
+  }
+  // A whole file that is one scalar is not YAML of ours at all; the reader says so.
+  if (!node.IsScalar() || path.empty()) return std::nullopt;
+  const std::optional<ScalarSource> source = scalar_source(text, node);
+  if (!source) return std::nullopt;
+  const auto lines = static_cast<std::size_t>(std::count(source->raw.begin(), source->raw.end(), '\n')) + 1;
+  const char q = source->quote == 0 ? '\'' : source->quote;
+  const std::string value = fmt::format("value {}{}{}", q, shown_raw(source->raw), q);
+  if (!free_text && lines > 1) {
+    const std::string hint = source->quote != 0 ? "an unterminated quote?" : "a line indented under it continues it";
+    return YamlMultilineValue{node, path, fmt::format("{} spans {} lines; {}", value, lines, hint)};
+  }
+  // Free text may be wrapped, and an unclosed quote on the last line swallows nothing, but both
+  // are still a mistake in the file.
+  if (!source->unterminated) return std::nullopt;
+  return YamlMultilineValue{node, path,
+                            fmt::format("{} runs to the end of the file: its closing {} is missing", value, source->quote)};
+}
+
+}  // namespace
+
+std::optional<YamlMultilineValue> find_multiline_value(const YAML::Node& root, std::string_view text,
+                                                       std::span<const std::string_view> free_text_keys) {
+  return multiline_in(root, "", false, text, free_text_keys);
+}
+
 std::string yaml_join_keys(std::span<const std::string_view> keys) {
   std::string text;
   for (auto k : keys) text += fmt::format("{}{}", text.empty() ? "" : ", ", k);

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,6 +33,23 @@ std::string yaml_node_label(std::string_view key_path, const YAML::Node& node);
 /// document and silently drop the rest, so readers load all and take one through here.
 YAML::Node only_document(const std::vector<YAML::Node>& documents,
                          const std::function<std::string(std::size_t line)>& second_document);
+
+/// A scalar written across lines of its file where its key expects one line.
+struct YamlMultilineValue {
+  YAML::Node node;      ///< the value; its line is the one to report
+  std::string path;     ///< its key path: "name", "algorithms[1]", "cluster.nic_bandwidth"
+  std::string problem;  ///< 'value "abc\nalgorithms: [ring]" spans 2 lines; an unterminated quote?'
+};
+
+/// The first value of `root`, in file order, whose text in `text` (the file `root` was parsed
+/// from) spans lines, or whose closing quote is missing: names, numbers and paths are one line,
+/// so every value is checked except those of `free_text_keys` (at any depth; a description may
+/// be wrapped), which are reported only when their closing quote is missing. Why: yaml-cpp 0.7 reads an unclosed quote, as in
+/// `name: "abc`, to the end of the file (to the next quote) without an error, so the keys after
+/// it vanished into the value and the error was about one of them being missing. Block scalars
+/// (`|`, `>`) are multi-line by choice and are not reported. nullopt when there is none.
+std::optional<YamlMultilineValue> find_multiline_value(const YAML::Node& root, std::string_view text,
+                                                       std::span<const std::string_view> free_text_keys);
 
 /// "a, b, c": the known-keys list shown in unknown-key messages.
 std::string yaml_join_keys(std::span<const std::string_view> keys);
