@@ -37,6 +37,7 @@ class DelayProbe {
     config_.size_bytes = spec.sizes_bytes.front();
     config_.topology = topology_at(spec, 0, n, config_.size_bytes);
     options.gpus_per_node = gpus_per_node_of(config_.topology);
+    options.nodes_per_leaf = nodes_per_leaf_of(config_.topology);
     set_sizing(options, config_.topology, config_.size_bytes);
     config_.start = spec.starts.front();
     config_.execution = execution_at(spec, config_.size_bytes);

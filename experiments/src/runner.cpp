@@ -43,11 +43,12 @@ class ScheduleCache {
   // depends on them, so the other rows keep one entry for every size and topology. All of it is
   // passed on and keyed, or a study sizes a pipeline unlike `simulate` (NVLink, shared NICs).
   const Schedule& get(const std::string& algorithm, Rank n, Rank straggler, std::uint32_t gpus_per_node,
-                      const AlgorithmOptions& sizing, double& generate_s) {
+                      std::uint32_t nodes_per_leaf, const AlgorithmOptions& sizing, double& generate_s) {
     const Key key{algorithm,
                   n,
                   straggler,
                   gpus_per_node,
+                  nodes_per_leaf,
                   sizing.size_bytes,
                   sizing.network_latency_s,
                   sizing.network_bandwidth_Bps,
@@ -67,6 +68,7 @@ class ScheduleCache {
     options.pipeline_chunks = spec_.pipeline_chunks;
     options.late_ranks = spec_.late_ranks;
     options.gpus_per_node = gpus_per_node;
+    options.nodes_per_leaf = nodes_per_leaf;
     auto schedule = std::make_unique<Schedule>(generate_schedule(algorithm, options));
     generate_s += seconds_since(start);
     const std::size_t bytes = schedule->memory_bytes();
@@ -86,6 +88,7 @@ class ScheduleCache {
     Rank n;
     Rank straggler;
     std::uint32_t gpus_per_node;
+    std::uint32_t nodes_per_leaf;
     double size_bytes, network_latency_s, network_bandwidth_Bps, switch_efficiency, nvlink_bandwidth_Bps;
     std::uint32_t gpus_per_nic;
     bool operator==(const Key&) const = default;
@@ -159,12 +162,13 @@ class Executor {
     // hierarchical schedules depend on the node size (flat ones share one entry), and rows whose
     // depth follows the buffer (depth_for) on the size and network.
     const std::uint32_t gpus = ran.hierarchical ? gpus_per_node_of(config.topology) : 0;
+    const std::uint32_t leaf_nodes = ran.hierarchical ? nodes_per_leaf_of(config.topology) : 0;
     AlgorithmOptions sizing;
     if (ran.depth_for != nullptr && spec_.pipeline_chunks == 0) {
       set_sizing(sizing, config.topology, config.size_bytes);
     }
     const auto schedule_for = [&](const std::vector<std::uint32_t>& expected) -> const Schedule& {
-      return schedules_.get(algorithm, n, straggler_of(expected), gpus, sizing, out.generate_s);
+      return schedules_.get(algorithm, n, straggler_of(expected), gpus, leaf_nodes, sizing, out.generate_s);
     };
     const auto no_delay_key = [&](Rank straggler) {
       return std::make_tuple(p.algorithm, p.n, p.size, p.topology, p.engine, p.start, straggler);

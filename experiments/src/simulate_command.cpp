@@ -311,6 +311,7 @@ int simulate_command(const Args& args, std::ostream& out) {
 
   auto engine = make_engine(resolve_engine_name(parser.get("engine")));
   options.gpus_per_node = gpus_per_node_of(config.topology);
+  options.nodes_per_leaf = nodes_per_leaf_of(config.topology);
   // Hierarchical rows take their node size from the topology: named here, as `run` and `advise`
   // do, since the topology is what the user must change.
   if (row.hierarchical) {

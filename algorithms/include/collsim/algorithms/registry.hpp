@@ -24,6 +24,9 @@ struct AlgorithmOptions {
   /// Hierarchical algorithms: GPUs per node of the topology in use; 0 = no node structure known.
   /// generate_schedule() passes it to the row's constraint on n.
   std::uint32_t gpus_per_node = 0;
+  /// Hierarchical algorithms: nodes under one leaf switch of the cluster in use (0 = unknown).
+  /// generate_schedule() keeps leaves whole when it moves the straggler's role to another rank.
+  std::uint32_t nodes_per_leaf = 0;
   /// Buffer per rank (bytes) and the network's message latency (s) and per-NIC bandwidth (B/s),
   /// when the caller knows them (0 = unknown; set_sizing() fills them). A row with a
   /// size-dependent pipeline depth (AlgorithmInfo::depth_for) picks it from them when
@@ -66,6 +69,8 @@ NConstraintContext topology_context(const Topology& topology);
 /// The node size a hierarchical algorithm takes from `topology`: GPUs per node of a cluster, 0
 /// for topologies without nodes (one NVSwitch or mesh).
 std::uint32_t gpus_per_node_of(const Topology& topology);
+/// Nodes under one leaf switch of a cluster `topology`; 0 for topologies without leaves.
+std::uint32_t nodes_per_leaf_of(const Topology& topology);
 
 /// Generator of one algorithm. Generators build the schedule with the straggler at rank n-1;
 /// generate_schedule() relabels for other straggler ranks.
