@@ -13,19 +13,21 @@ namespace collsim {
 
 namespace {
 
-// Where generate_schedule() puts the node a hierarchical schedule built for the last node late
-// calls `label`, when node `late` is late instead: label nodes - 1 goes to `late`.
-// Why not a swap of the two nodes: the trees number neighbouring nodes in order, so their
-// subtrees are runs of nodes under one leaf; a swap moved two nodes into other leaves' runs,
-// and on oversubscribed leaves the time then depended on which rank was late (143 against
-// 110 ms, 8 x 24 GPUs on 2:1, 4 GiB). Leaf blocks are rotated as wholes and the nodes inside a
-// block rotated, a symmetry of the fabric when every leaf is full, so the run takes the time it
-// takes with rank n-1 late. A partial last leaf (or none known) makes it a rotation of all the
-// nodes, which keeps neighbours together but for one pair.
-Rank leaf_preserving_node_map(Rank label, Rank late, Rank nodes, std::uint32_t nodes_per_leaf) {
-  const Rank block = nodes_per_leaf;
-  if (block == 0 || block >= nodes || nodes % block != 0) return (label + late + 1) % nodes;
-  const Rank blocks = nodes / block;
+// Where generate_schedule() puts what a hierarchical schedule built for the last unit late calls
+// `label` (a node among the nodes, or a GPU's local index inside its node), when unit `late` is
+// late instead: label count - 1 goes to `late`. Blocks of `block` consecutive units (the nodes
+// under one leaf; the GPUs sharing one NIC) are rotated as wholes and the units inside each block
+// rotated, a symmetry of the cluster when every block is full, so the run takes the time it takes
+// with rank n-1 late. Why not a swap of two units: the trees number neighbouring nodes in order,
+// so their subtrees are runs of nodes under one leaf, and a swap moved two nodes into other
+// leaves' runs; on oversubscribed leaves the time then depended on which rank was late (143
+// against 110 ms, 8 x 24 GPUs on 2:1, 4 GiB). Inside a node, a swap of local indices moved two
+// GPUs between the groups that share a NIC (0.1 % with 2 NICs for 8 GPUs). A partial last block
+// (or none known) makes it a rotation of all the units, which keeps neighbours together but for
+// one pair.
+Rank block_preserving_map(Rank label, Rank late, Rank count, std::uint32_t block) {
+  if (block == 0 || block >= count || count % block != 0) return (label + late + 1) % count;
+  const Rank blocks = count / block;
   const Rank to_block = (label / block + late / block + 1) % blocks;
   const Rank to_slot = (label % block + late % block + 1) % block;
   return to_block * block + to_slot;
@@ -82,7 +84,7 @@ void set_sizing(AlgorithmOptions& options, const Topology& topology, double size
   options.switch_efficiency = topology.switch_reduction_efficiency;
   if (topology.kind == TopologyKind::Cluster) {
     options.nvlink_bandwidth_Bps = topology.cluster.nvlink_bandwidth_Bps;
-    options.gpus_per_nic = std::max<std::uint32_t>(topology.cluster.gpus_per_node / std::max<std::uint32_t>(topology.cluster.nics(), 1), 1);
+    options.gpus_per_nic = gpus_per_nic_of(topology);
   }
 }
 
@@ -92,6 +94,11 @@ std::uint32_t gpus_per_node_of(const Topology& topology) {
 
 std::uint32_t nodes_per_leaf_of(const Topology& topology) {
   return topology.kind == TopologyKind::Cluster ? topology.cluster.nodes_per_leaf : 0;
+}
+
+std::uint32_t gpus_per_nic_of(const Topology& topology) {
+  if (topology.kind != TopologyKind::Cluster) return 1;
+  return std::max<std::uint32_t>(topology.cluster.gpus_per_node / std::max<std::uint32_t>(topology.cluster.nics(), 1), 1);
 }
 
 NConstraintContext topology_context(const Topology& topology) {
@@ -351,14 +358,13 @@ Schedule generate_schedule(std::string_view name, const AlgorithmOptions& option
       std::iota(new_rank_of.begin(), new_rank_of.end(), Rank{0});
       const std::uint32_t g = options.gpus_per_node;
       if (info.hierarchical && g > 0) {
-        // Keep nodes, rails and leaves whole: swap the straggler's local index with the last one
-        // (NVLink steps stay inside nodes, NIC steps on rails), and move the nodes by
-        // leaf_preserving_node_map, so the schedule meets the fabric as it does with rank n-1 late.
+        // Keep nodes, NIC groups and leaves whole (NVLink steps stay inside nodes, NIC steps on
+        // rails): nodes move by leaf blocks and local indices by NIC groups, the same map on
+        // every node, so the schedule meets the fabric as it does with rank n-1 late.
         const Rank nodes = options.n / g, node = straggler / g, local = straggler % g;
         for (Rank r = 0; r < options.n; ++r) {
-          const Rank to_node = leaf_preserving_node_map(r / g, node, nodes, options.nodes_per_leaf);
-          Rank to_local = r % g;
-          if (to_local == local || to_local == g - 1) to_local = to_local == local ? g - 1 : local;
+          const Rank to_node = block_preserving_map(r / g, node, nodes, options.nodes_per_leaf);
+          const Rank to_local = block_preserving_map(r % g, local, g, options.gpus_per_nic);
           new_rank_of[r] = to_node * g + to_local;
         }
       } else {

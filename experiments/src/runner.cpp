@@ -167,6 +167,8 @@ class Executor {
     if (ran.depth_for != nullptr && spec_.pipeline_chunks == 0) {
       set_sizing(sizing, config.topology, config.size_bytes);
     }
+    // A hierarchical row moves a late GPU's role by whole NIC groups (generate_schedule).
+    if (ran.hierarchical) sizing.gpus_per_nic = gpus_per_nic_of(config.topology);
     const auto schedule_for = [&](const std::vector<std::uint32_t>& expected) -> const Schedule& {
       return schedules_.get(algorithm, n, straggler_of(expected), gpus, leaf_nodes, sizing, out.generate_s);
     };

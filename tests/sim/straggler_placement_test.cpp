@@ -17,9 +17,12 @@ namespace {
 
 using test::config;
 
-// One leaf of `nodes_per_leaf` nodes, all leaves full, a NIC per GPU, `over`:1 leaf uplinks.
-Topology leafy_cluster(Rank n, std::uint32_t gpus_per_node, std::uint32_t nodes_per_leaf, double over, bool rail) {
+// Leaves of `nodes_per_leaf` nodes, all full, `over`:1 leaf uplinks, `nics` NICs per node (0: one
+// per GPU).
+Topology leafy_cluster(Rank n, std::uint32_t gpus_per_node, std::uint32_t nodes_per_leaf, double over, bool rail,
+                       std::uint32_t nics = 0) {
   ClusterSpec spec;
+  spec.nics_per_node = nics;
   spec.gpus_per_node = gpus_per_node;
   spec.nodes_per_leaf = nodes_per_leaf;
   spec.oversubscription = over;
@@ -32,6 +35,7 @@ Topology leafy_cluster(Rank n, std::uint32_t gpus_per_node, std::uint32_t nodes_
 double finish_with_late(const Topology& topo, Rank n, std::uint32_t g, std::uint32_t nodes_per_leaf, Rank late) {
   AlgorithmOptions options{n, late, 0, g};
   options.nodes_per_leaf = nodes_per_leaf;
+  options.gpus_per_nic = gpus_per_nic_of(topo);
   const Schedule s = generate_schedule("stragglar_cluster", options);
   std::vector<double> arrival(n, 0.0);
   arrival[late] = 2e-3;
@@ -58,6 +62,30 @@ TEST(StragglerPlacement, AnyLateRankTakesTheLastRanksTimeOnFullLeaves) {
     }
   }
   EXPECT_EQ(compared, 72);
+}
+
+// GPUs that share a NIC: the late GPU's role moves by whole NIC groups. A swap of its local index
+// with the last one put two GPUs into the other's NIC group, and the time then depended on which
+// GPU of a node was late.
+TEST(StragglerPlacement, AnyLateGpuTakesTheLastGpusTimeWhenGpusShareNics) {
+  int compared = 0;
+  for (const bool rail : {false, true}) {
+    for (const auto& [g, nics, nodes, per_leaf] : {std::tuple{4u, 2u, 8u, 4u}, std::tuple{8u, 2u, 6u, 3u}, std::tuple{8u, 4u, 4u, 2u}}) {
+      const Rank n = g * nodes;
+      const Topology topo = leafy_cluster(n, g, per_leaf, 2.0, rail, nics);
+      ASSERT_EQ(gpus_per_nic_of(topo), g / nics);
+      const double reference = finish_with_late(topo, n, g, per_leaf, n - 1);
+      for (Rank local = 0; local + 1 < g; ++local) {
+        for (const Rank node : {Rank{0}, nodes / 2}) {
+          const Rank late = node * g + local;
+          EXPECT_NEAR(finish_with_late(topo, n, g, per_leaf, late), reference, 1e-9 * reference)
+              << "G=" << g << " NICs=" << nics << " nodes=" << nodes << " rail=" << rail << " late " << late;
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 2 * 2 * (3 + 7 + 7));
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ struct AlgorithmOptions {
   /// On a cluster (set_sizing() fills them): NVLink bandwidth per GPU and direction (B/s; 0 =
   /// unknown) and how many GPUs share one NIC (Topology cluster nics_per_node < GPUs per node).
   /// stragglar_cluster sizes its pipeline on the slower of a GPU's NIC share and its NVLink
-  /// forwarding.
+  /// forwarding; generate_schedule() moves a late GPU's role by whole NIC groups.
   double nvlink_bandwidth_Bps = 0;
   std::uint32_t gpus_per_nic = 1;
   /// Algorithms relabelled at run time (stragglar_online): how many ranks are expected late,
@@ -71,6 +71,8 @@ NConstraintContext topology_context(const Topology& topology);
 std::uint32_t gpus_per_node_of(const Topology& topology);
 /// Nodes under one leaf switch of a cluster `topology`; 0 for topologies without leaves.
 std::uint32_t nodes_per_leaf_of(const Topology& topology);
+/// GPUs sharing one NIC on a cluster `topology` (consecutive local indices); 1 otherwise.
+std::uint32_t gpus_per_nic_of(const Topology& topology);
 
 /// Generator of one algorithm. Generators build the schedule with the straggler at rank n-1;
 /// generate_schedule() relabels for other straggler ranks.
