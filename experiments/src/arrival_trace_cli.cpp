@@ -31,16 +31,11 @@ std::optional<ArrivalSpec> arrival_trace_from_flags(const ArgParser& parser, std
       throw ConfigError(fmt::format("{}: give either --arrival-trace or --{}, not both", command, other));
     }
   }
-  ArrivalTrace trace = read_arrival_trace(*file, n);
   ArrivalSpec spec;
   spec.model = ArrivalModel::Trace;
   spec.trace_file = std::filesystem::absolute(*file).lexically_normal().string();
-  if (iteration) {
-    const auto label = parse_unsigned(*iteration, "--iteration");
-    trace = trace.only(label);
-    spec.trace_iteration = label;
-  }
-  spec.trace = std::make_shared<const ArrivalTrace>(std::move(trace));
+  spec.trace = std::make_shared<const ArrivalTrace>(read_arrival_trace(*file, n));
+  if (iteration) spec.reduce_to_iteration(parse_unsigned(*iteration, "--iteration"));
   spec.validate(spec.trace->n, fmt::format("{} --arrival-trace", command));
   return spec;
 }

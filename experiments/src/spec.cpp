@@ -438,6 +438,7 @@ void SpecReader::parse_arrivals(const YAML::Node* arrival, const YAML::Node* del
     return;
   }
   // `delays` crossed with the arrival models: the delays replace every straggler's delay.
+  spec_.crossed_delays_s = delay_values;
   for (std::size_t i = 0; i < parsed.size(); ++i) {
     if (parsed[i].model.model != ArrivalModel::Stragglers) {
       fail(models[i].first, models[i].second,

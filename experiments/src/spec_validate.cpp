@@ -291,8 +291,17 @@ std::string resolved_yaml(const ExperimentSpec& spec) {
     for (const auto& a : spec.arrivals) out << number(a.delay_s.value_or(0.0)) + "s";
     out << YAML::EndSeq << YAML::Comment("seconds; one straggler, rank n-1");
   } else {
+    // Crossed with `delays`: each model once (its stragglers' delays are the first delay's, which
+    // `delays` replaces again on reading), and the delays as their own key.
+    const std::size_t stride = std::max<std::size_t>(spec.crossed_delays_s.size(), 1);
+    if (!spec.crossed_delays_s.empty()) {
+      out << YAML::Key << "delays" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (double d : spec.crossed_delays_s) out << number(d) + "s";
+      out << YAML::EndSeq << YAML::Comment("seconds; they replace every straggler's delay below");
+    }
     out << YAML::Key << "arrival" << YAML::Value << YAML::BeginSeq;
-    for (const auto& a : spec.arrivals) {
+    for (std::size_t i = 0; i < spec.arrivals.size(); i += stride) {
+      const ArrivalChoice& a = spec.arrivals[i];
       YAML::Node node = arrival_to_yaml(a.model);
       YAML::Node labelled;
       labelled["label"] = a.label;

@@ -131,9 +131,17 @@ std::vector<std::uint32_t> ArrivalSpec::expected_stragglers() const {
     const auto [lo, hi] = std::minmax_element(arrival_s.begin(), arrival_s.end());
     if (*hi > *lo) ranks.push_back(static_cast<std::uint32_t>(hi - arrival_s.begin()));
   } else if (model == ArrivalModel::Trace && trace && trace->size() > 0) {
-    ranks.push_back(trace->most_often_last());
+    ranks.push_back(trace_profiled_last.value_or(trace->most_often_last()));
   }
   return ranks;
+}
+
+void ArrivalSpec::reduce_to_iteration(std::uint64_t label) {
+  COLLSIM_ASSERT(model == ArrivalModel::Trace && trace != nullptr, "reduce_to_iteration needs a trace");
+  auto one = std::make_shared<const ArrivalTrace>(trace->only(label));
+  trace_profiled_last = trace->most_often_last();
+  trace = std::move(one);
+  trace_iteration = label;
 }
 
 std::size_t ArrivalSpec::schedule_slot() const {

@@ -135,6 +135,27 @@ TEST(Spec, ResolvedYamlOfShorthandRoundTrips) {
   EXPECT_EQ(again.sizes_bytes, spec.sizes_bytes);
 }
 
+// `delays` crossed with `arrival` models: the expanded list repeats each model's label once per
+// delay, so the resolved file writes the two keys back as they were, or reading it again
+// refused the repeated label.
+TEST(Spec, ResolvedYamlOfDelaysCrossedWithArrivalModelsRoundTrips) {
+  const ExperimentSpec spec = parse_and_validate(
+      "name: t\nalgorithms: ring\nn: 8\ndelays: [0, 1ms, 3ms]\narrival:\n"
+      "  - {label: ln, model: stragglers, rank: 7, delay: {distribution: lognormal, median: 6.97ms, mean: 9.50ms}}\n"
+      "  - {model: stragglers, rank: 3, delay: 2ms}\n");
+  ASSERT_EQ(spec.arrivals.size(), 6u);
+  const std::string text = resolved_yaml(spec);
+  ExperimentSpec again = parse_spec(text, "resolved", {});
+  validate(again);
+  EXPECT_EQ(resolved_yaml(again), text);
+  ASSERT_EQ(again.arrivals.size(), spec.arrivals.size());
+  for (std::size_t i = 0; i < spec.arrivals.size(); ++i) {
+    EXPECT_EQ(again.arrivals[i].label, spec.arrivals[i].label) << i;
+    EXPECT_EQ(again.arrivals[i].delay_s, spec.arrivals[i].delay_s) << i;
+    EXPECT_EQ(again.arrivals[i].model.describe(), spec.arrivals[i].model.describe()) << i;
+  }
+}
+
 // `execution` and `launch` set the run's execution costs, over the model file's defaults; a
 // spec without them and without a model is pure alpha-beta (fused, no launch).
 // `all` lists what collsim generates: `nccl` repeats one of those at every point, so a study

@@ -123,14 +123,15 @@ void parse_trace(const YamlEntries& entries, std::string_view path, const YAML::
     if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
       throw ConfigError(fmt::format("{}: '{}' is not an iteration label (a non-negative integer)", where, text));
     }
+    spec.trace = std::make_shared<const ArrivalTrace>(std::move(trace));
     try {
-      trace = trace.only(label);
+      spec.reduce_to_iteration(label);
     } catch (const ConfigError& e) {
       throw ConfigError(fmt::format("{}: {}", where, e.what()));
     }
-    spec.trace_iteration = label;
+  } else {
+    spec.trace = std::make_shared<const ArrivalTrace>(std::move(trace));
   }
-  spec.trace = std::make_shared<const ArrivalTrace>(std::move(trace));
   spec.trace_file = std::filesystem::absolute(resolved).lexically_normal().string();
 }
 

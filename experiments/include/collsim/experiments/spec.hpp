@@ -91,6 +91,10 @@ struct ExperimentSpec {
   std::string link_model_file;           ///< absolute path when `link: {model: FILE}`, else ""
   std::shared_ptr<const ModelFile> link_model;  ///< the parsed model file (size regimes), or null
   std::vector<ArrivalChoice> arrivals;
+  /// The `delays` axis when it is crossed with `arrival` models (then `arrivals` holds each model
+  /// once per delay, model-major, under the model's label); empty otherwise. resolved_yaml()
+  /// writes the two keys back as they were, since the expanded list repeats labels.
+  std::vector<double> crossed_delays_s;
   std::vector<StartMode> starts;
   std::vector<std::string> engines;     ///< as written ("auto" included)
   /// The engine each (topology, engine) pair runs, [topology][engine]: engines[e] with "auto"

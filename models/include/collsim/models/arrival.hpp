@@ -71,6 +71,10 @@ struct ArrivalSpec {
   std::string trace_file;
   /// Trace: set when `trace` was reduced to this one iteration label (ArrivalTrace::only).
   std::optional<std::uint64_t> trace_iteration;
+  /// Trace reduced to one iteration: the rank most often last in the whole trace, which is what
+  /// offline profiling names and what a schedule is built for (the iteration's own last rank is
+  /// known only after it ran). Set with trace_iteration, by reduce_to_iteration().
+  std::optional<std::uint32_t> trace_profiled_last;
   /// Optional delay added independently to every rank (any model).
   std::optional<DelayDistribution> jitter;
   /// Stragglers: probability in [0, 1] that a straggler keeps its identity; 1 = always the same.
@@ -91,7 +95,8 @@ struct ArrivalSpec {
 
   /// The ranks a schedule should be built for: the configured straggler ranks (Stragglers), the
   /// latest-arriving rank when it is strictly later than the earliest (Explicit; lowest rank on a
-  /// tie), the rank most often last (Trace), else none.
+  /// tie), the rank most often last (Trace; in the whole trace when reduced to one iteration),
+  /// else none.
   std::vector<std::uint32_t> expected_stragglers() const;
 
   /// Which entry of expected_stragglers() (and of Arrivals::expected_stragglers, in the same slot
@@ -99,6 +104,10 @@ struct ArrivalSpec {
   /// the first listed on a tie. The schedule hides the absence of one rank, and the latest one is
   /// the absence that costs most. 0 for the other models (one expected straggler at most).
   std::size_t schedule_slot() const;
+
+  /// Trace: keeps only iteration `label` of `trace` (ArrivalTrace::only; throws its ConfigError),
+  /// remembering the whole trace's most often last rank for expected_stragglers().
+  void reduce_to_iteration(std::uint64_t label);
 
   /// expected[schedule_slot()]; nullopt when `expected` is empty.
   std::optional<std::uint32_t> schedule_straggler(const std::vector<std::uint32_t>& expected) const;
