@@ -13,6 +13,7 @@
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/arrival_yaml.hpp"
 #include "collsim/models/topology.hpp"
+#include "collsim/models/units.hpp"
 #include "collsim/sim/engine.hpp"
 
 #ifndef COLLSIM_VERSION
@@ -181,8 +182,8 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
     reject_engine_twice(spec, i);
     for (const std::string& engine : spec.resolved_engines[i]) {
       if (spec.reshare_interval_s > 0 && !make_engine(engine)->has_reshare_interval()) {
-        throw ConfigError(fmt::format("{}{} s: the {} engine is exact and has no approximate mode (use engine: replay)",
-                                      spec.where("reshare_interval"), spec.reshare_interval_s, engine));
+        throw ConfigError(fmt::format("{}{}: the {} engine is exact and has no approximate mode (use engine: replay)",
+                                      spec.where("reshare_interval"), format_duration(spec.reshare_interval_s), engine));
       }
     }
   }

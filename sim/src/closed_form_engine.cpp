@@ -9,6 +9,7 @@
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/models/closed_form.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/units.hpp"
 #include "collsim/sim/run_checks.hpp"
 #include "execution_core.hpp"
 
@@ -30,15 +31,15 @@ RunResult ClosedFormEngine::run(const Schedule& given, const RunConfig& config) 
   // the two overlap rather than add: no formula here says by how much.
   if (config.execution.launch_s > 0 && plan.relabelled_at_run_time()) {
     throw ConfigError(fmt::format(
-        "the closed_form engine cannot charge a launch overhead ({} s) to {}: its agreement gate overlaps the "
+        "the closed_form engine cannot charge a launch overhead ({}) to {}: its agreement gate overlaps the "
         "launch (use --engine replay)",
-        config.execution.launch_s, schedule.algorithm));
+        format_duration(config.execution.launch_s), schedule.algorithm));
   }
   if (config.execution.launch_s > 0 && config.execution.style == ExecutionStyle::P2pRounds) {
     throw ConfigError(fmt::format(
-        "the closed_form engine has no per-round launch overheads ({} s per launch, p2p_rounds execution); use "
+        "the closed_form engine has no per-round launch overheads ({} per launch, p2p_rounds execution); use "
         "--engine replay",
-        config.execution.launch_s));
+        format_duration(config.execution.launch_s)));
   }
   const AlgorithmInfo* row = find_algorithm_or_null(schedule.algorithm);
   // Two-level formulas (hierarchical rows) hold on a cluster where nothing but a GPU's own
@@ -74,9 +75,9 @@ RunResult ClosedFormEngine::run(const Schedule& given, const RunConfig& config) 
   const double launch_s = config.execution.launch_s;
   if (launch_s > 0 && late >= 0 && config.start == StartMode::Barrier) {
     throw ConfigError(fmt::format(
-        "the closed_form engine charges a fused launch ({} s) only when the ranks arrive together or start eagerly; "
+        "the closed_form engine charges a fused launch ({}) only when the ranks arrive together or start eagerly; "
         "rank {} is late in barrier mode (use --engine replay)",
-        launch_s, late));
+        format_duration(launch_s), late));
   }
   const AlgorithmInfo& info = find_algorithm(schedule.algorithm);
   if (!info.has_closed_form()) {
