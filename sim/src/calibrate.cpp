@@ -19,6 +19,7 @@
 #include "collsim/models/quote.hpp"
 #include "collsim/models/units.hpp"
 #include "collsim/sim/nccl_choice.hpp"
+#include "calibration_model.hpp"
 #include "collsim/sim/schedule_cost.hpp"
 
 namespace collsim {
@@ -516,122 +517,6 @@ std::optional<std::uint32_t> regime_without_rows(const std::vector<CalibrationPo
   return std::nullopt;
 }
 
-std::string regime_protocols(std::uint32_t regimes) {
-  std::vector<std::string> names;
-  for (std::uint32_t k = 0; k < regimes; ++k) names.emplace_back(protocol_name(protocol_of_regime(k, regimes)));
-  return fmt::format("{}", fmt::join(names, ", "));
-}
-
-// Execution defaults and the origin of every term: a fused NCCL collective pays one launch, and
-// a term the data could not separate carries the prior it came from.
-void add_terms(const CalibrationReport& report, ModelFile& model) {
-  const std::vector<FittedRegime>& regimes = report.regime_fit ? report.regime_fit->regimes : report.single.regimes;
-  const FittedRegime& first = regimes.front();
-  if (first.launch_fitted) {
-    model.has_execution = true;
-    model.execution = ExecutionCosts{ExecutionStyle::Fused, report.single.regimes.front().launch_s};
-    model.terms.push_back({"launch_s", "fitted", ""});
-    if (first.launch_per_extra_gpu_fitted) {
-      model.terms.push_back({"launch_per_extra_gpu_s", "fitted", ""});
-    } else {
-      model.terms.push_back({"launch_per_extra_gpu_s", "prior",
-                             fmt::format("no measurement here was made with its GPUs driven two ways (nccl-tests -g); {}",
-                                         launch_per_extra_gpu_prior().source)});
-    }
-  }
-  std::vector<std::string> priors;
-  for (const auto& r : regimes) {
-    if (!r.latency_fitted) priors.push_back(fmt::format("{}: {}", protocol_name(r.protocol), per_hop_prior(r.protocol).source));
-  }
-  if (priors.empty()) {
-    model.terms.push_back({"latency_s", "fitted", ""});
-  } else {
-    model.terms.push_back({"latency_s", priors.size() == regimes.size() ? "prior" : "fitted",
-                           fmt::format("per-hop alpha not separable from the launch (same hops per launch in every "
-                                       "row); prior for {}",
-                                       fmt::join(priors, "; "))});
-  }
-  model.terms.push_back({"bandwidth_Bps", "fitted", ""});
-  const bool gamma_fitted = std::any_of(regimes.begin(), regimes.end(), [](const FittedRegime& r) { return r.gamma_fitted; });
-  if (gamma_fitted) {
-    model.terms.push_back({"gamma_s_per_byte", "fitted", ""});
-  } else {
-    model.terms.push_back({"gamma_s_per_byte", "prior",
-                           report.options.fit_gamma
-                               ? "0: not identifiable from these data (reduced bytes proportional to transferred bytes)"
-                               : "0: not fitted (--no-gamma)"});
-  }
-}
-
-ModelFile build_model(const CalibrationReport& report, const std::string& name) {
-  const auto& options = report.options;
-  ModelFile model;
-  model.name = name;
-  if (report.class_fit) {
-    const auto& fit = *report.class_fit;
-    for (const auto& c : fit.classes) {
-      if (c.identified) {
-        model.link_classes.push_back({c.name, c.link.latency_s, c.link.bandwidth_Bps, 0});
-      } else {
-        model.unidentified_classes.push_back(c.name);
-      }
-    }
-    model.link = LinkModel{model.link_classes.front().latency_s, model.link_classes.front().bandwidth_Bps,
-                           fit.gamma_s_per_byte};
-  } else {
-    model.link = report.single.regimes.front().link;
-  }
-  if (report.regime_fit) model.regimes = report.regime_fit->regimes;
-  if (!report.class_fit) add_terms(report, model);
-  model.provenance.tool = "collsim calibrate";
-  model.provenance.command = options.command;
-  model.provenance.algorithm = options.algorithm;
-  if (!options.topology.empty() && options.topology != "nvswitch") model.provenance.topology = options.topology;
-  model.provenance.method = fmt::format(
-      "times explained through the {}'s critical path (contention-free){}; non-negative weighted least "
-      "squares on relative error (weights 1/t){}{}",
-      find_algorithm(options.algorithm).chosen_per_run
-          ? fmt::format("schedule NCCL would run for each row ({}, a fixed point of the fit)", options.algorithm)
-          : fmt::format("{} schedule", options.algorithm),
-      report.class_fit ? fmt::format(" on topology {}, alpha and beta per link class ({})", options.topology,
-                                     fmt::join(report.link_classes, ", "))
-                       : std::string(),
-      options.fit_gamma ? "" : "; gamma fixed at 0 (not fitted)",
-      report.regimes > 1
-          ? fmt::format("; {} protocol regimes ({}) on contiguous size ranges (exhaustive breakpoint search), time = "
-                        "min over regimes",
-                        report.regimes, regime_protocols(report.regimes))
-          : std::string());
-  model.provenance.time_column = log_time_name(options.time);
-  std::vector<Collective> fitted;
-  for (const auto& p : report.points) {
-    if (p.fitted && !contains(fitted, p.collective)) fitted.push_back(p.collective);
-  }
-  for (const auto c : fitted) model.provenance.fit_on.emplace_back(collective_name(c));
-  for (const auto& input : report.inputs) {
-    model.provenance.sources.push_back(
-        {input.file, input.format, input.collective, input.n, input.rows, input.fnv1a64});
-  }
-  model.median_abs_rel_error = report.fit_stats.median_abs;
-  model.max_abs_rel_error = report.fit_stats.max_abs;
-  for (const auto& p : report.points) {
-    model.fit_rows.push_back({p.source, collective_name(p.collective), p.algorithm, p.n, p.size_bytes, p.measured_s,
-                              p.predicted_s, p.rel_error, p.fitted ? "fit" : "predict", p.regime});
-  }
-  return model;
-}
-
-std::string link_text(const FittedRegime& r) {
-  return fmt::format("launch = {}{} (+{}{} per extra GPU a thread drives), alpha = {}{}, bandwidth = {:.1f} GB/s "
-                     "(beta = {:.4g} ps/B), gamma = {:.4g} ps/B{}",
-                     format_duration(r.launch_s), r.launch_fitted ? "" : " (not fitted)",
-                     format_duration(r.launch_per_extra_gpu_s), r.launch_per_extra_gpu_fitted ? "" : " prior",
-                     format_duration(r.link.latency_s), r.latency_fitted ? "" : " (prior)", r.link.bandwidth_Bps / 1e9,
-                     1e12 / r.link.bandwidth_Bps, r.link.gamma_s_per_byte * 1e12, r.gamma_fitted ? "" : " (not fitted)");
-}
-
-std::string percent(double x) { return fmt::format("{:.1f}%", 100.0 * x); }
-
 }  // namespace
 
 const char* log_time_name(LogTime time) {
@@ -837,7 +722,7 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
   for (int round = 0;; ++round) {
     fit_all();
     if (!any_chosen) break;
-    const ModelFile model = build_model(report, "fixed point");
+    const ModelFile model = detail::build_model(report, "fixed point");
     if (!choose_all(&model)) break;
     if (round + 1 == kMaxChoiceRounds) {
       report.notes.push_back(fmt::format("NCCL's choice was still moving after {} re-choices; rows are explained by "
@@ -884,7 +769,7 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
 
   std::string name = options.name;
   if (name.empty()) name = options.out_model.empty() ? "calibrated" : options.out_model.stem().string();
-  report.model = build_model(report, name);
+  report.model = detail::build_model(report, name);
   std::filesystem::path csv_path = options.out_csv;
   if (csv_path.empty() && !options.out_model.empty()) {
     csv_path = options.out_model.parent_path() / (options.out_model.stem().string() + "_fit.csv");
@@ -898,81 +783,6 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
     report.csv_path = csv_path;
   }
   return report;
-}
-
-std::string calibration_csv(const CalibrationReport& report) {
-  std::string out =
-      "source,line,collective,algorithm,n,size_bytes,measured_s,predicted_s,rel_error,predicted_single_s,"
-      "rel_error_single,role,regime\n";
-  for (const auto& p : report.points) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.source, p.line, collective_name(p.collective),
-                       p.algorithm, p.n, p.size_bytes, p.measured_s, p.predicted_s, p.rel_error, p.predicted_single_s,
-                       p.rel_error_single, p.fitted ? "fit" : "predict", p.regime);
-  }
-  return out;
-}
-
-std::string format_calibration_report(const CalibrationReport& report) {
-  const auto& options = report.options;
-  std::string out = fmt::format("collsim calibrate: schedule '{}', nccl-tests time '{}', {} regime(s)\n",
-                                options.algorithm, log_time_name(options.time), report.regimes);
-  out += "inputs:\n";
-  for (const auto& in : report.inputs) {
-    out += fmt::format("  {}: {} {} n={} rows={} skipped={} ({})\n", in.file, in.format, in.collective, in.n, in.rows,
-                       in.skipped, in.how);
-    for (const auto& w : in.warnings) out += fmt::format("    warning: {}\n", w);
-  }
-  out += fmt::format("topology '{}', link classes: {}\n", options.topology, fmt::join(report.link_classes, ", "));
-  if (report.class_fit) {
-    const auto& fit = *report.class_fit;
-    out += fmt::format("per-class fit: gamma = {:.4g} ps/B{}\n", fit.gamma_s_per_byte * 1e12,
-                       fit.gamma_fitted ? "" : " (not fitted)");
-    for (const auto& c : fit.classes) {
-      if (c.identified) {
-        out += fmt::format("  {}: alpha = {}, bandwidth = {:.1f} GB/s (beta = {:.4g} ps/B), {} fitted rows cross it\n",
-                           c.name, format_duration(c.link.latency_s), c.link.bandwidth_Bps / 1e9,
-                           1e12 / c.link.bandwidth_Bps, c.rows);
-      } else {
-        out += fmt::format("  {}: not identified (no fitted measurement crosses it; no parameters written)\n", c.name);
-      }
-    }
-  } else {
-    const auto& single = report.single.regimes.front();
-    out += fmt::format("single fit: {}\n", link_text(single));
-  }
-  if (report.regime_fit) {
-    out += fmt::format("{}-regime fit (time = min over regimes):\n", report.regime_fit->regimes.size());
-    for (std::size_t k = 0; k < report.regime_fit->regimes.size(); ++k) {
-      const auto& r = report.regime_fit->regimes[k];
-      out += fmt::format("  regime {} ({}): {} .. {}: {}\n", k, protocol_name(r.protocol), format_size(r.min_size_bytes),
-                         format_size(r.max_size_bytes), link_text(r));
-    }
-  }
-  const ErrorStats& single_stats = report.class_fit ? report.class_fit->stats : report.single.stats;
-  out += fmt::format("fit: {} rows, median |rel error| {}, max {} (single fit: median {}, max {})\n",
-                     report.fit_stats.count, percent(report.fit_stats.median_abs), percent(report.fit_stats.max_abs),
-                     percent(single_stats.median_abs), percent(single_stats.max_abs));
-  out += fmt::format("{:<40} {:<14} {:>3} {:>10} {:>12} {:>12} {:>8} {:>7}\n", "source", "collective", "n", "size",
-                     "measured", "predicted", "rel.err", "role");
-  for (const auto& p : report.points) {
-    out += fmt::format("{:<40} {:<14} {:>3} {:>10} {:>12} {:>12} {:>8} {:>7}\n", p.source, collective_name(p.collective),
-                       p.n, format_size(p.size_bytes), format_duration(p.measured_s), format_duration(p.predicted_s),
-                       percent(p.rel_error), p.fitted ? "fit" : "predict");
-  }
-  out += "errors per input and size range (median / max |rel error|, signed mean):\n";
-  for (const auto& s : report.sources) {
-    out += fmt::format("  {} ({} n={}, {}): overall {} / {} (mean {:+.1f}%)\n", s.source, collective_name(s.collective),
-                       s.n, s.fitted ? "fitted" : "cross-predicted", percent(s.overall.median_abs),
-                       percent(s.overall.max_abs), 100.0 * s.overall.mean);
-    for (const auto& r : s.ranges) {
-      out += fmt::format("    {:<16} {:>3} rows: {} / {} (mean {:+.1f}%)\n", r.label, r.stats.count,
-                         percent(r.stats.median_abs), percent(r.stats.max_abs), 100.0 * r.stats.mean);
-    }
-  }
-  for (const auto& n : report.notes) out += fmt::format("note: {}\n", n);
-  if (!report.model_path.empty()) out += fmt::format("model written to {}\n", report.model_path.string());
-  if (!report.csv_path.empty()) out += fmt::format("measured vs predicted written to {}\n", report.csv_path.string());
-  return out;
 }
 
 }  // namespace collsim
