@@ -2,12 +2,14 @@
 // out-of-range ranks, echoed input, plot failures, and the small ones).
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -586,6 +588,26 @@ TEST(CliHardening, DryRunExits2WhenTheRunWouldBeRefused) {
   EXPECT_EQ(fits.code, 0) << fits.out << fits.err;
   EXPECT_EQ(fits.out.find("would be refused"), std::string::npos) << fits.out;
   EXPECT_NE(run({"run", "--help"}).out.find("exit 2 if the run would be refused"), std::string::npos);
+}
+
+// A cluster's oversubscription above 1000:1 is a typo: 1e308 left the spine links with less than
+// a byte per second, so replay printed a 300-digit time and SimGrid aborted its child process
+// ("Deadlock detected", exit 70); inf was refused without its line or key.
+TEST(CliHardening, OversubscriptionIsBounded) {
+  ScratchDir dir("oversub");
+  const auto topology = [&](const std::string& name, const std::string& ratio) {
+    return dir.write(name + ".yaml",
+                     "kind: cluster\nn: 16\ngamma: 0\ncluster:\n  gpus_per_node: 8\n  nodes_per_leaf: 1\n"
+                     "  oversubscription: " + ratio + "\n").string();
+  };
+  for (const char* engine : {"replay", "simgrid"}) {
+    const CliRun huge = run({"simulate", "-a", "ring", "-n", "16", "-s", "1MiB", "--engine", engine, "--topology",
+                             topology("huge", "1e308")});
+    expect_one_error_line(huge, "huge.yaml:7: 'cluster.oversubscription' = 1e+308 must be from 1 to 1000 (2 means 2:1)");
+  }
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "16", "--topology", topology("inf", "inf")}),
+                        "inf.yaml:7: 'cluster.oversubscription' = inf must be from 1 to 1000");
+  EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "16", "-s", "1MiB", "--topology", topology("ok", "1000")}).code, 0);
 }
 
 }  // namespace
