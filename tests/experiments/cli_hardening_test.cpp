@@ -610,5 +610,23 @@ TEST(CliHardening, OversubscriptionIsBounded) {
   EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "16", "-s", "1MiB", "--topology", topology("ok", "1000")}).code, 0);
 }
 
+// Every delay lies within 1 hour, drawn ones too: a pareto of shape 0.01 drew 2e8 s and the run
+// printed a completion time that kept no digit of the collective; an empirical sample of 1e300 s
+// is refused by line like one written with a unit.
+TEST(CliHardening, DrawnDelaysBeyondAnHourAreRefused) {
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--distribution",
+                             "pareto:scale=1ms,shape=0.01"}),
+                        "delay pareto(scale=1.000 ms, shape=0.01) drew 2.11456e+08 s for rank 7 in trial 0, more than "
+                        "3600 s (1 hour)");
+  expect_one_error_line(run({"advise", "-n", "8", "-s", "1MiB", "--jitter", "exponential:mean=3000s"}),
+                        "jitter exponential(mean=3000.000 s, shift=0.0 ns) drew");
+  ScratchDir dir("drawn");
+  const fs::path samples = dir.write("d.csv", "delay_s\n0.001\n1e300\n");
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "--distribution", "empirical:file=" + samples.string()}),
+                        "d.csv:3: delay '1e300' is longer than 3600 s");
+  // A heavy tail that stays in range still runs.
+  EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--distribution", "pareto:scale=1ms,shape=1.5"}).code, 0);
+}
+
 }  // namespace
 }  // namespace collsim
