@@ -628,5 +628,19 @@ TEST(CliHardening, DrawnDelaysBeyondAnHourAreRefused) {
   EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--distribution", "pareto:scale=1ms,shape=1.5"}).code, 0);
 }
 
+// advise had no memory guard: a mistyped -n (it takes up to 2^20) ended in "out of memory",
+// naming nothing, or grew to the machine's memory. It refuses as run does, naming the run.
+TEST(CliHardening, AdviseRefusesARunAboveItsMemoryCap) {
+  expect_one_error_line(run({"advise", "-n", "2048", "-s", "1MiB", "--algorithms", "ring,stragglar", "--delay", "1ms",
+                             "--max-run-memory", "64MiB"}),
+                        "advise: the largest run, ");
+  const CliRun r = run({"advise", "-n", "2048", "-s", "1MiB", "--algorithms", "ring,stragglar", "--delay", "1ms",
+                        "--max-run-memory", "64MiB"});
+  EXPECT_NE(r.err.find("on nvswitch (replay), needs about"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("above --max-run-memory 64MiB; lower -n"), std::string::npos) << r.err;
+  expect_one_error_line(run({"advise", "-n", "8", "-s", "1MiB", "--max-run-memory", "2TiB"}), "--max-run-memory: size '2TiB'");
+  EXPECT_EQ(run({"advise", "-n", "8", "-s", "1MiB", "--delay", "1ms", "--max-run-memory", "64MiB"}).code, 0);
+}
+
 }  // namespace
 }  // namespace collsim
