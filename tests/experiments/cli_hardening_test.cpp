@@ -642,5 +642,34 @@ TEST(CliHardening, AdviseRefusesARunAboveItsMemoryCap) {
   EXPECT_EQ(run({"advise", "-n", "8", "-s", "1MiB", "--delay", "1ms", "--max-run-memory", "64MiB"}).code, 0);
 }
 
+// What a run writes into --out is checked before it runs: a directory named results.csv cost the
+// whole study and then "cannot rename 'results.csv.tmp.PID'"; a checkpoint journal that is a FIFO
+// hung the run, one linked to /dev/zero read until memory ran out, and one linked to another file
+// overwrote that file.
+TEST(CliHardening, RunChecksItsOutputFilesBeforeItRuns) {
+  ScratchDir dir("outfiles");
+  const fs::path spec = dir.write("tiny.yaml", kTinySpec);
+  const fs::path out = dir.path() / "out";
+  fs::create_directories(out / "results.csv");
+  expect_one_error_line(run({"run", spec.string(), "--out", out.string(), "--quiet", "--no-plot"}),
+                        "run: --out '" + out.string() + "': 'results.csv' there is a directory, where the run writes");
+  EXPECT_FALSE(fs::exists(out / "checkpoint.journal"));
+  fs::remove_all(out);
+  fs::create_directories(out);
+  const fs::path other = dir.write("other.txt", "keep me\n");
+  fs::create_symlink(other, out / "checkpoint.journal");
+  const CliRun linked = run({"run", spec.string(), "--out", out.string(), "--quiet", "--no-plot"});
+  ASSERT_EQ(linked.code, 2) << linked.out << linked.err;
+  expect_one_error_line(linked, "'checkpoint.journal' there is not a regular file (a symbolic link)");
+  std::ifstream kept(other);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "keep me\n");
+  fs::remove(out / "checkpoint.journal");
+  ASSERT_EQ(::mkfifo((out / "checkpoint.journal").c_str(), 0600), 0);
+  expect_one_error_line(run({"run", spec.string(), "--out", out.string(), "--quiet", "--no-plot"}),
+                        "'checkpoint.journal' there is not a regular file (a FIFO)");
+  fs::remove(out / "checkpoint.journal");
+  EXPECT_EQ(run({"run", spec.string(), "--out", out.string(), "--quiet", "--no-plot"}).code, 0);
+}
+
 }  // namespace
 }  // namespace collsim
