@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "collsim/algorithms/registry.hpp"
+#include "collsim/experiments/resource_estimate.hpp"
+#include "collsim/experiments/study_plan.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/json.hpp"
 #include "collsim/models/topology.hpp"
@@ -108,6 +110,17 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
   AdviseResult result;
   result.spec = spec;
   const SweepGrid grid(spec);
+  // As run refuses a study: a mistyped -n (advise takes up to 2^20) grew for minutes and ended in
+  // "out of memory", naming nothing, or in the kernel's OOM killer.
+  if (request.memory_limit_bytes > 0) {
+    const StudyPlan plan = plan_study(grid, engines);
+    if (plan.max_run_bytes > request.memory_limit_bytes) {
+      throw ConfigError(fmt::format("advise: the largest run, {}, needs about {} (estimated: its schedule, and the "
+                                    "engine's index of it where the engine builds one), above {}; lower -n or leave "
+                                    "that algorithm out of --algorithms",
+                                    plan.largest_run, rough_size(plan.max_run_bytes), request.memory_limit_name));
+    }
+  }
   RunnerOptions options;
   options.engine_factory = engines;
   const StudyResult study = run_study(grid, options);

@@ -12,6 +12,7 @@
 #include "collsim/experiments/arrival_flags.hpp"
 #include "collsim/experiments/arrival_trace_cli.hpp"
 #include "collsim/experiments/commands.hpp"
+#include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/arrival_yaml.hpp"
 #include "collsim/models/formats/model_file.hpp"
@@ -69,6 +70,9 @@ int advise_command(const Args& args, std::ostream& out) {
       .option("launch", "", "DURATION", "launch overhead per kernel or NCCL group (default: the model's, else 0)")
       .option("trials", "", "K", "Monte Carlo trials (default 1 for fixed delays, 200 for random ones)")
       .option("seed", "", "X", "seed of the random draws (default 1)")
+      .option("max-run-memory", "", "SIZE",
+              "refuse when the largest run is estimated to need more memory (default and largest value: this "
+              "machine's memory)")
       .flag("json", "print one JSON object instead of the table");
   add_arrival_trace_options(parser);
   declare_arrival_flags(parser);
@@ -203,6 +207,13 @@ int advise_command(const Args& args, std::ostream& out) {
   spec.lines.clear();
   spec.source = "advise";
 
+  if (auto cap = parser.get_optional("max-run-memory")) {
+    request.memory_limit_bytes = memory_cap_bytes(*cap, "--max-run-memory", physical_memory_bytes());
+    request.memory_limit_name = fmt::format("--max-run-memory {}", *cap);
+  } else {
+    request.memory_limit_bytes = physical_memory_bytes();
+    request.memory_limit_name = fmt::format("this machine's {} of memory", rough_size(request.memory_limit_bytes));
+  }
   const AdviseResult result = advise(std::move(request));
   out << (parser.flag_set("json") ? advise_json(result) : advise_text(result));
   return 0;

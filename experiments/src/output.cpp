@@ -10,6 +10,7 @@
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/atomic_file.hpp"
 #include "collsim/models/formats/csv.hpp"
+#include "collsim/models/quote.hpp"
 #include "collsim/models/units.hpp"
 #include "collsim/sim/engine.hpp"
 #include "collsim/sim/nccl_choice.hpp"
@@ -211,6 +212,31 @@ void write_study_outputs(const std::filesystem::path& dir, const SweepGrid& grid
   if (ec) throw ConfigError(fmt::format("cannot create the output directory '{}': {}", dir.string(), ec.message()));
   for (std::size_t i = 0; i < std::size(kResultFiles); ++i) {
     write_file_atomically((dir / kResultFiles[i]).string(), contents[i]);
+  }
+}
+
+void check_study_output_files(const std::filesystem::path& dir, std::string_view command, std::string_view option) {
+  namespace fs = std::filesystem;
+  const std::string shown = quote_excerpt(dir.string(), 200);
+  std::error_code ec;
+  for (const char* file : kResultFiles) {
+    if (fs::is_directory(dir / file, ec)) {
+      throw ConfigError(fmt::format("{}: {} '{}': '{}' there is a directory, where the run writes its {} (move it "
+                                    "away or choose another {})",
+                                    command, option, shown, file, file, option));
+    }
+  }
+  const fs::path journal = checkpoint_path(dir);
+  const fs::file_status status = fs::symlink_status(journal, ec);
+  if (!ec && fs::exists(status) && !fs::is_regular_file(status)) {
+    throw ConfigError(fmt::format("{}: {} '{}': '{}' there is not a regular file ({}), where the run keeps its "
+                                  "checkpoint journal (remove it)",
+                                  command, option, shown, journal.filename().string(),
+                                  fs::is_directory(status)   ? "a directory"
+                                  : fs::is_symlink(status)   ? "a symbolic link"
+                                  : fs::is_fifo(status)      ? "a FIFO"
+                                  : fs::is_character_file(status) || fs::is_block_file(status) ? "a device"
+                                                                                               : "a special file"));
   }
 }
 

@@ -133,7 +133,10 @@ int run_command(const Args& args, std::ostream& out) {
       if (!refusal.empty()) throw ConfigError(refusal);
     }
     dir = output_dir_option(parser.get_optional("out").value_or("results/" + spec.name), "run", "--out");
-    if (root && !parser.flag_set("dry-run")) prepare_output_dir(dir, "run", "--out");
+    if (root && !parser.flag_set("dry-run")) {
+      prepare_output_dir(dir, "run", "--out");
+      check_study_output_files(dir, "run", "--out");
+    }
   });
   if (!setup_ok) return kExitBadInput;
   if (help) {

@@ -250,6 +250,22 @@ std::vector<std::uint32_t> ArrivalProcess::stragglers_at(std::uint64_t iteration
   return identities(iteration, nullptr);
 }
 
+namespace {
+
+// Every delay lies within kMaxDuration_s (1 hour), as every parsed duration and trace does: a
+// heavier tail (pareto shape 0.01, lognormal sigma 20, exponential mean 3000 s) drew delays of
+// 1e11 s or more, whose completion times kept no digit of the collective after the arrival.
+void check_drawn_delay(double delay_s, const DelayDistribution& from, std::string_view role, std::uint32_t rank,
+                       std::uint64_t iteration) {
+  if (delay_s <= kMaxDuration_s) return;
+  throw ConfigError(fmt::format("{} {} drew {:.6g} s for rank {} in trial {}, more than {} s (1 hour), the longest "
+                                "delay collsim takes; its tail is too heavy (a larger shape, or a smaller scale, "
+                                "median, mean or sigma)",
+                                role, from.describe(), delay_s, rank, iteration, kMaxDuration_s));
+}
+
+}  // namespace
+
 Arrivals ArrivalProcess::at(std::uint64_t iteration) {
   Arrivals result;
   result.iteration = iteration;
@@ -263,12 +279,18 @@ Arrivals ArrivalProcess::at(std::uint64_t iteration) {
   if (spec_.model == ArrivalModel::Stragglers) {
     Rng rng(derive_seed(seed_, kDelayStream, iteration));
     for (std::size_t j = 0; j < spec_.stragglers.size(); ++j) {
-      result.arrival_s[result.stragglers[j]] += spec_.stragglers[j].delay.sample(rng);
+      const double delay_s = spec_.stragglers[j].delay.sample(rng);
+      check_drawn_delay(delay_s, spec_.stragglers[j].delay, "delay", result.stragglers[j], iteration);
+      result.arrival_s[result.stragglers[j]] += delay_s;
     }
   }
   if (spec_.jitter) {
     Rng rng(derive_seed(seed_, kJitterStream, iteration));
-    for (double& t : result.arrival_s) t += spec_.jitter->sample(rng);
+    for (std::size_t r = 0; r < result.arrival_s.size(); ++r) {
+      const double jitter_s = spec_.jitter->sample(rng);
+      check_drawn_delay(jitter_s, *spec_.jitter, "jitter", static_cast<std::uint32_t>(r), iteration);
+      result.arrival_s[r] += jitter_s;
+    }
   }
   const double earliest = *std::min_element(result.arrival_s.begin(), result.arrival_s.end());
   for (double& t : result.arrival_s) t -= earliest;

@@ -422,9 +422,9 @@ Topology make_cluster(std::uint32_t n, const ClusterSpec& spec, double gamma_s_p
     throw ConfigError(fmt::format("{}: pxn needs rail_optimized (PXN moves a send onto the receiver's rail; without "
                                   "rails every NIC of a node is under the same leaf)", name));
   }
-  if (!(spec.oversubscription >= 1.0) || !std::isfinite(spec.oversubscription)) {
-    throw ConfigError(fmt::format("{}: oversubscription {} must be a finite ratio >= 1 (2 means 2:1)", name,
-                                  spec.oversubscription));
+  if (!(spec.oversubscription >= 1.0 && spec.oversubscription <= kMaxOversubscription)) {
+    throw ConfigError(fmt::format("{}: oversubscription {} must be a ratio from 1 to {} (2 means 2:1)", name,
+                                  spec.oversubscription, kMaxOversubscription));
   }
   check_link_model(LinkModel{spec.nvlink_latency_s, spec.nvlink_bandwidth_Bps, gamma_s_per_byte},
                    fmt::format("{} (NVLink)", name));

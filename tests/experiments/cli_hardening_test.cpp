@@ -2,12 +2,14 @@
 // out-of-range ranks, echoed input, plot failures, and the small ones).
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -586,6 +588,87 @@ TEST(CliHardening, DryRunExits2WhenTheRunWouldBeRefused) {
   EXPECT_EQ(fits.code, 0) << fits.out << fits.err;
   EXPECT_EQ(fits.out.find("would be refused"), std::string::npos) << fits.out;
   EXPECT_NE(run({"run", "--help"}).out.find("exit 2 if the run would be refused"), std::string::npos);
+}
+
+// A cluster's oversubscription above 1000:1 is a typo: 1e308 left the spine links with less than
+// a byte per second, so replay printed a 300-digit time and SimGrid aborted its child process
+// ("Deadlock detected", exit 70); inf was refused without its line or key.
+TEST(CliHardening, OversubscriptionIsBounded) {
+  ScratchDir dir("oversub");
+  const auto topology = [&](const std::string& name, const std::string& ratio) {
+    return dir.write(name + ".yaml",
+                     "kind: cluster\nn: 16\ngamma: 0\ncluster:\n  gpus_per_node: 8\n  nodes_per_leaf: 1\n"
+                     "  oversubscription: " + ratio + "\n").string();
+  };
+  for (const char* engine : {"replay", "simgrid"}) {
+    const CliRun huge = run({"simulate", "-a", "ring", "-n", "16", "-s", "1MiB", "--engine", engine, "--topology",
+                             topology("huge", "1e308")});
+    expect_one_error_line(huge, "huge.yaml:7: 'cluster.oversubscription' = 1e+308 must be from 1 to 1000 (2 means 2:1)");
+  }
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "16", "--topology", topology("inf", "inf")}),
+                        "inf.yaml:7: 'cluster.oversubscription' = inf must be from 1 to 1000");
+  EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "16", "-s", "1MiB", "--topology", topology("ok", "1000")}).code, 0);
+}
+
+// Every delay lies within 1 hour, drawn ones too: a pareto of shape 0.01 drew 2e8 s and the run
+// printed a completion time that kept no digit of the collective; an empirical sample of 1e300 s
+// is refused by line like one written with a unit.
+TEST(CliHardening, DrawnDelaysBeyondAnHourAreRefused) {
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--distribution",
+                             "pareto:scale=1ms,shape=0.01"}),
+                        "delay pareto(scale=1.000 ms, shape=0.01) drew 2.11456e+08 s for rank 7 in trial 0, more than "
+                        "3600 s (1 hour)");
+  expect_one_error_line(run({"advise", "-n", "8", "-s", "1MiB", "--jitter", "exponential:mean=3000s"}),
+                        "jitter exponential(mean=3000.000 s, shift=0.0 ns) drew");
+  ScratchDir dir("drawn");
+  const fs::path samples = dir.write("d.csv", "delay_s\n0.001\n1e300\n");
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "--distribution", "empirical:file=" + samples.string()}),
+                        "d.csv:3: delay '1e300' is longer than 3600 s");
+  // A heavy tail that stays in range still runs.
+  EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--distribution", "pareto:scale=1ms,shape=1.5"}).code, 0);
+}
+
+// advise had no memory guard: a mistyped -n (it takes up to 2^20) ended in "out of memory",
+// naming nothing, or grew to the machine's memory. It refuses as run does, naming the run.
+TEST(CliHardening, AdviseRefusesARunAboveItsMemoryCap) {
+  expect_one_error_line(run({"advise", "-n", "2048", "-s", "1MiB", "--algorithms", "ring,stragglar", "--delay", "1ms",
+                             "--max-run-memory", "64MiB"}),
+                        "advise: the largest run, ");
+  const CliRun r = run({"advise", "-n", "2048", "-s", "1MiB", "--algorithms", "ring,stragglar", "--delay", "1ms",
+                        "--max-run-memory", "64MiB"});
+  EXPECT_NE(r.err.find("on nvswitch (replay), needs about"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("above --max-run-memory 64MiB; lower -n"), std::string::npos) << r.err;
+  expect_one_error_line(run({"advise", "-n", "8", "-s", "1MiB", "--max-run-memory", "2TiB"}), "--max-run-memory: size '2TiB'");
+  EXPECT_EQ(run({"advise", "-n", "8", "-s", "1MiB", "--delay", "1ms", "--max-run-memory", "64MiB"}).code, 0);
+}
+
+// What a run writes into --out is checked before it runs: a directory named results.csv cost the
+// whole study and then "cannot rename 'results.csv.tmp.PID'"; a checkpoint journal that is a FIFO
+// hung the run, one linked to /dev/zero read until memory ran out, and one linked to another file
+// overwrote that file.
+TEST(CliHardening, RunChecksItsOutputFilesBeforeItRuns) {
+  ScratchDir dir("outfiles");
+  const fs::path spec = dir.write("tiny.yaml", kTinySpec);
+  const fs::path out = dir.path() / "out";
+  fs::create_directories(out / "results.csv");
+  expect_one_error_line(run({"run", spec.string(), "--out", out.string(), "--quiet", "--no-plot"}),
+                        "run: --out '" + out.string() + "': 'results.csv' there is a directory, where the run writes");
+  EXPECT_FALSE(fs::exists(out / "checkpoint.journal"));
+  fs::remove_all(out);
+  fs::create_directories(out);
+  const fs::path other = dir.write("other.txt", "keep me\n");
+  fs::create_symlink(other, out / "checkpoint.journal");
+  const CliRun linked = run({"run", spec.string(), "--out", out.string(), "--quiet", "--no-plot"});
+  ASSERT_EQ(linked.code, 2) << linked.out << linked.err;
+  expect_one_error_line(linked, "'checkpoint.journal' there is not a regular file (a symbolic link)");
+  std::ifstream kept(other);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "keep me\n");
+  fs::remove(out / "checkpoint.journal");
+  ASSERT_EQ(::mkfifo((out / "checkpoint.journal").c_str(), 0600), 0);
+  expect_one_error_line(run({"run", spec.string(), "--out", out.string(), "--quiet", "--no-plot"}),
+                        "'checkpoint.journal' there is not a regular file (a FIFO)");
+  fs::remove(out / "checkpoint.journal");
+  EXPECT_EQ(run({"run", spec.string(), "--out", out.string(), "--quiet", "--no-plot"}).code, 0);
 }
 
 }  // namespace

@@ -69,6 +69,25 @@ TEST(ArrivalTrace, CsvErrorsNameFileLineAndValue) {
   expect_config_error([] { parse_arrival_trace("iteration,rank,arrival_s\n", "t.csv"); }, {"t.csv", "no arrivals"});
 }
 
+// A UTF-8 byte order mark (a spreadsheet's "CSV UTF-8") before the header or a JSON record was
+// read as part of the first column's name: "the header 'iteration,...' has no column
+// 'iteration'". A NUL in an echoed line cut the message there ("line '"), losing the reason.
+TEST(ArrivalTrace, ByteOrderMarkAndNulBytes) {
+  const ArrivalTrace bom = parse_arrival_trace("\xEF\xBB\xBFiteration,rank,arrival_s\n0,0,0\n0,1,0.5\n", "t.csv");
+  EXPECT_EQ(bom.n, 2u);
+  EXPECT_EQ(bom.delay_s[0][1], 0.5);
+  const std::string json = "\xEF\xBB\xBF{\"header\": {\"id\": \"0x1\", \"rank\": 0, \"n_ranks\": 2}, \"coll_perf\": "
+                           "{\"coll_sn\": 1, \"event_trace_ts\": {\"coll_start_ts\": 10}}}\n"
+                           "{\"header\": {\"id\": \"0x1\", \"rank\": 1, \"n_ranks\": 2}, \"coll_perf\": "
+                           "{\"coll_sn\": 1, \"event_trace_ts\": {\"coll_start_ts\": 30}}}\n";
+  EXPECT_NEAR(parse_arrival_trace(json, "i.json").delay_s[0][1], 20e-6, 1e-15);
+  using namespace std::string_literals;
+  expect_config_error([] { csv("0,0,0\n0,1,0.5\n\0\n"s); }, {"t.csv:4: line '?' has 1 fields, the header has 3"});
+  expect_config_error([] { csv("0,0,0\n0,1\0,0.5\n"s); }, {"t.csv:3: rank '1?' is not a non-negative integer"});
+  // Whatever else echoes a NUL, what() keeps the rest of the message.
+  EXPECT_EQ(std::string(ConfigError("a \0 b"s).what()), "a \\x00 b");
+}
+
 TEST(ArrivalTrace, FileErrors) {
   expect_config_error([] { read_arrival_trace(kData); }, {kData.string(), "is a directory"});
   expect_config_error([] { read_arrival_trace(kData / "missing.csv"); }, {"cannot read", "missing.csv"});

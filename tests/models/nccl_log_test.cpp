@@ -334,6 +334,24 @@ TEST(NcclLog, RowsThatLookLikeDataMustBeData) {
   EXPECT_EQ(log.skipped_lines, 1u);
 }
 
+// A time past the range of every duration (1 hour) is refused by line and column: 1e308 us with
+// algbw 0.00 passed the algbw check, was fitted, and printed as a 300-digit measurement.
+TEST(NcclLog, TimesBeyondAnHourAreRefused) {
+  const std::string head = std::string("# Collective test starting: all_reduce_perf\n# nranks: 8\n") + kHeader;
+  expect_contains(
+      config_error([&] {
+        parse_nccl_log(head + "  128  32  float  sum  -1  1e308  0.00  0.00  0  1e308  0.00  0.00  0\n", "x.txt");
+      }),
+      "x.txt:4: malformed nccl-tests data row (column 'time (out-of-place)' is 1e+308 us, more than 3600 s (1 hour)");
+  expect_contains(
+      config_error([&] {
+        parse_nccl_log(head + "  128  32  float  sum  -1  39.5  0.00  0.01  0  4e9  0.00  0.00  0\n", "x.txt");
+      }),
+      "column 'time (in-place)' is 4e+09 us");
+  // An hour itself is a time (a slow row at the end of a sweep).
+  EXPECT_EQ(parse_nccl_log(head + "  128  32  float  sum  -1  3.6e9  0.00  0.00  0  39.5  0.00  0.01  0\n", "x.txt").rows.size(), 1u);
+}
+
 TEST(NcclLog, UnsupportedTableLayoutIsRejected) {
   const std::string text = "# Collective test starting: all_reduce_perf\n#  size count type extra redop root time algbw busbw #wrong time algbw busbw #wrong\n";
   expect_contains(config_error([&] { parse_nccl_log(text, "x.txt"); }), "x.txt:2: unsupported nccl-tests table layout");

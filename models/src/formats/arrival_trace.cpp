@@ -47,7 +47,7 @@ std::uint64_t parse_label(std::string_view field, std::string_view column, const
   std::uint64_t value = 0;
   const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
   if (field.empty() || ec != std::errc() || end != field.data() + field.size()) {
-    throw ConfigError(fmt::format("{}: {} '{}' is not a non-negative integer", where, column, field));
+    throw ConfigError(fmt::format("{}: {} '{}' is not a non-negative integer", where, column, quote_excerpt(field)));
   }
   return value;
 }
@@ -83,7 +83,7 @@ std::vector<Row> csv_rows(std::string_view text, std::string_view source) {
         const auto it = std::find(fields.begin(), fields.end(), kNames[c]);
         if (it == fields.end()) {
           throw ConfigError(fmt::format("{}: the header '{}' has no column '{}' (expected iteration,rank,arrival_s)",
-                                        where, line, kNames[c]));
+                                        where, quote_excerpt(line), kNames[c]));
         }
         index[c] = static_cast<std::size_t>(it - fields.begin());
       }
@@ -92,7 +92,7 @@ std::vector<Row> csv_rows(std::string_view text, std::string_view source) {
       continue;
     }
     if (fields.size() != expected_fields) {
-      throw ConfigError(fmt::format("{}: line '{}' has {} fields, the header has {}", where, line, fields.size(),
+      throw ConfigError(fmt::format("{}: line '{}' has {} fields, the header has {}", where, quote_excerpt(line), fields.size(),
                                     expected_fields));
     }
     Row row;
@@ -102,7 +102,7 @@ std::vector<Row> csv_rows(std::string_view text, std::string_view source) {
     const std::string_view time = fields[(*columns)[2]];
     const auto [end, ec] = std::from_chars(time.data(), time.data() + time.size(), row.time);
     if (time.empty() || ec != std::errc() || end != time.data() + time.size()) {
-      throw ConfigError(fmt::format("{}: arrival_s '{}' is not a number", where, time));
+      throw ConfigError(fmt::format("{}: arrival_s '{}' is not a number", where, quote_excerpt(time)));
     }
     checked_time(row.time, time, "arrival_s", where);
     rows.push_back(row);
@@ -172,7 +172,7 @@ std::vector<Row> inspector_rows(std::string_view text, std::string_view source, 
       throw ConfigError(fmt::format(
           "{}:{}: record {} is from communicator {} but line {} is from {}: one trace is one communicator "
           "(split the file by header.id)",
-          source, r.line, i, id, communicator_line, communicator));
+          source, r.line, i, quote_excerpt(id), communicator_line, quote_excerpt(communicator)));
     }
     const std::string where = fmt::format("{}:{}: record {}", source, r.line, i);
     const std::uint64_t n_ranks = integer_member(r, "header.n_ranks", source, i);
@@ -328,6 +328,10 @@ std::uint32_t ArrivalTrace::most_often_last() const {
 }
 
 ArrivalTrace parse_arrival_trace(std::string_view text, std::string_view source, std::optional<std::uint32_t> n) {
+  // A UTF-8 byte order mark (spreadsheets write one before "iteration,...") is not part of the
+  // first column's name, nor of a JSON record.
+  constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+  if (text.starts_with(kByteOrderMark)) text.remove_prefix(kByteOrderMark.size());
   if (trim(text).empty()) throw ConfigError(fmt::format("arrival trace '{}' is empty", source));
   if (looks_like_json(text)) {
     std::uint32_t group_size = 0;

@@ -17,6 +17,7 @@
 
 #include "collsim/models/distribution.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 #include "collsim/models/units.hpp"
 #include "text.hpp"
 
@@ -66,12 +67,17 @@ double parse_sample(std::string_view field, double bare_unit_s, const std::strin
   double value = 0.0;
   const auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
   if (ec != std::errc() || field.empty()) {
-    throw ConfigError(fmt::format("{}: '{}' is not a number", where, field));
+    throw ConfigError(fmt::format("{}: '{}' is not a number", where, quote_excerpt(field)));
   }
   const bool bare = trim(std::string_view(ptr, static_cast<std::size_t>(field.data() + field.size() - ptr))).empty();
   if (value < 0.0) throw ConfigError(fmt::format("{}: delay '{}' must not be negative", where, field));
   if (bare) {
     if (!std::isfinite(value)) throw ConfigError(fmt::format("{}: '{}' is not a finite number", where, field));
+    // The range of every delay, as parse_duration_s holds a sample with a unit to it.
+    if (value * bare_unit_s > kMaxDuration_s) {
+      throw ConfigError(fmt::format("{}: delay '{}' is longer than {} s (the supported range is 0 to 1 hour)", where,
+                                    quote_excerpt(field), kMaxDuration_s));
+    }
     return value * bare_unit_s;
   }
   return parse_duration_s(field, where);

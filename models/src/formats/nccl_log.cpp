@@ -13,9 +13,11 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "collsim/models/error.hpp"
 #include "collsim/models/quote.hpp"
+#include "collsim/models/units.hpp"
 #include "text.hpp"
 
 namespace collsim {
@@ -358,6 +360,17 @@ class Parser {
     }
     if (row.time_oop_s <= 0 || row.time_ip_s <= 0) {
       row_error(line_no, text, "a row with size > 0 must have positive times");
+    }
+    // Times past the range of every duration (1 hour) are a typo or a broken log; accepted, a
+    // time of 1e308 us was fitted and printed as a 300-digit measurement.
+    const std::pair<double, const char*> times[] = {{row.time_oop_s, "time (out-of-place)"},
+                                                    {row.time_ip_s, "time (in-place)"}};
+    for (const auto& [time_s, column] : times) {
+      if (time_s > kMaxDuration_s) {
+        row_error(line_no, text,
+                  fmt::format("column '{}' is {:.6g} us, more than {} s (1 hour), the longest time collsim takes",
+                              column, time_s * 1e6, kMaxDuration_s));
+      }
     }
     check_algbw(row.size_bytes, row.time_oop_s, row.algbw_oop_GBps, "out-of-place", line_no, text);
     check_algbw(row.size_bytes, row.time_ip_s, row.algbw_ip_GBps, "in-place", line_no, text);

@@ -140,9 +140,9 @@ ClusterSpec parse_cluster(const TopologyFile& f, const YAML::Node& node) {
   if (auto v = yaml_child(node, "nodes_per_leaf")) c.nodes_per_leaf = f.count(v, "cluster.nodes_per_leaf");
   if (auto v = yaml_child(node, "oversubscription")) {
     c.oversubscription = f.ratio(v, "cluster.oversubscription");
-    if (!(c.oversubscription >= 1.0)) {
-      throw ConfigError(fmt::format("{}: 'cluster.oversubscription' = {} must be >= 1 (2 means 2:1)",
-                                    where(f.file(), v), c.oversubscription));
+    if (!(c.oversubscription >= 1.0 && c.oversubscription <= kMaxOversubscription)) {
+      throw ConfigError(fmt::format("{}: 'cluster.oversubscription' = {} must be from 1 to {} (2 means 2:1)",
+                                    where(f.file(), v), c.oversubscription, kMaxOversubscription));
     }
   }
   if (auto v = yaml_child(node, "rail_optimized")) c.rail_optimized = f.flag(v, "cluster.rail_optimized");

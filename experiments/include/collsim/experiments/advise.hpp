@@ -16,6 +16,11 @@ namespace collsim {
 /// representation: exactly one n, size, topology, engine, start and arrival model are used.
 struct AdviseRequest {
   ExperimentSpec spec;       ///< algorithms empty = every algorithm that supports n
+  /// Refuse (ConfigError) when the largest run is estimated (plan_study's max_run_bytes) to need
+  /// more memory than this, bytes; 0 = no limit. `memory_limit_name` says where the limit comes
+  /// from in the message ("--max-run-memory 4GiB", "this machine's 23.4 GiB of memory").
+  double memory_limit_bytes = 0;
+  std::string memory_limit_name;
 };
 
 struct AdviseEntry {

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collsim/experiments/runner.hpp"
@@ -53,6 +54,13 @@ std::string timing_csv(const SweepGrid& grid, const StudyResult& result);
 /// missing). Every file is complete in memory before the first is written, and each is written
 /// atomically (temporary file + rename). Throws ConfigError naming the path on I/O failure.
 void write_study_outputs(const std::filesystem::path& dir, const SweepGrid& grid, const StudyResult& result);
+
+/// Throws ConfigError naming `command`, `option` and `dir` when a file a run writes in `dir` is in
+/// the way: one of the result files write_study_outputs replaces is a directory, or the
+/// checkpoint journal (checkpoint_path) is anything but a regular file (a directory, FIFO, device
+/// or symbolic link: opened, a FIFO waits for a writer forever and /dev/zero reads until memory
+/// runs out). Made before the study runs, not after it.
+void check_study_output_files(const std::filesystem::path& dir, std::string_view command, std::string_view option);
 
 /// Removes temporary files a killed writer may have left in `dir` ("<file>.tmp.<pid>" of our
 /// result files).

@@ -3,13 +3,31 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace collsim {
 
-/// Base of every error collsim throws on purpose. what() is a complete, user-facing sentence.
+/// `message` with every NUL byte written as the four characters \x00. what() is a C string: a
+/// NUL echoed from an input (a binary trace, an escaped NUL in a JSON string) ended the message
+/// there, so the CLI printed "line '" and lost the value and the reason.
+inline std::string without_nul_bytes(std::string_view message) {
+  std::string out;
+  out.reserve(message.size());
+  for (const char c : message) {
+    if (c == '\0') {
+      out += "\\x00";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+/// Base of every error collsim throws on purpose. what() is a complete, user-facing sentence
+/// (NUL bytes in it escaped as \x00, see without_nul_bytes).
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message) : std::runtime_error(message) {}
+  explicit Error(const std::string& message) : std::runtime_error(without_nul_bytes(message)) {}
 };
 
 /// Bad user input: YAML, CLI flags, unit strings, log files. The message names key, value, line.

@@ -82,6 +82,11 @@ struct LinkClass {
 inline constexpr const char* kNvlinkClass = "nvlink";
 inline constexpr const char* kNetworkClass = "network";
 
+/// Largest leaf oversubscription a cluster takes (1000:1). Past it a ratio is a typo, and a huge
+/// one (1e308) left the spine links a bandwidth below a byte per second: replay printed
+/// 300-digit times and SimGrid aborted ("Deadlock detected").
+inline constexpr double kMaxOversubscription = 1000.0;
+
 /// Parameters of the `cluster` kind.
 struct ClusterSpec {
   std::uint32_t gpus_per_node = 8;
@@ -90,7 +95,7 @@ struct ClusterSpec {
   double nic_bandwidth_Bps = 400e9 / 8;  ///< per NIC, per direction
   double network_latency_s = 10e-6;      ///< end-to-end alpha between nodes
   std::uint32_t nodes_per_leaf = 4;
-  double oversubscription = 1.0;         ///< leaf down/up bandwidth ratio (2 = 2:1), >= 1
+  double oversubscription = 1.0;         ///< leaf down/up bandwidth ratio (2 = 2:1), 1..kMaxOversubscription
   bool rail_optimized = false;           ///< NIC i of every node on leaf "rail i"
   /// NCCL's PXN (rail-optimized only): a send to a GPU on another rail first crosses NVLink to
   /// the sender's node peer on the receiver's rail and leaves through that peer's NIC, so it stays
