@@ -101,8 +101,11 @@ UnitResult decode_unit(std::string_view line) {
   return u;
 }
 
-std::string study_fingerprint(const ExperimentSpec& spec) {
+std::string study_fingerprint(const ExperimentSpec& spec, std::string_view build_id) {
   std::uint64_t hash = fnv1a64(resolved_yaml(spec));
+  // Another build may compute other results for the same spec (the version never moved): its
+  // finished units must not be mixed into this build's.
+  hash = fnv1a64(build_id, hash);
   const auto add_file = [&](const std::filesystem::path& path) {
     hash = fnv1a64(path.string(), hash);
     hash = fnv1a64(file_bytes(path), hash);
@@ -136,7 +139,11 @@ std::vector<UnitResult> Checkpoint::load() {
   std::ifstream in(path_, std::ios::binary);
   if (!in) return units;
   std::string line;
-  if (!std::getline(in, line) || line != std::string(kMagic) + fingerprint_) return units;
+  if (!std::getline(in, line)) return units;
+  if (line != std::string(kMagic) + fingerprint_) {
+    discarded_ = line.starts_with(kMagic);
+    return units;
+  }
   keep_existing_ = true;
   while (std::getline(in, line)) {
     const auto mark = line.rfind(" #");

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "collsim/experiments/commands.hpp"
+#include "collsim/experiments/spec.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/quote.hpp"
 
@@ -53,7 +54,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return args.empty() ? kExitBadInput : 0;
   }
   if (args[0] == "--version") {
-    out << "collsim " << COLLSIM_VERSION << "\n";
+    out << "collsim " << COLLSIM_VERSION << " (build " << collsim_build_id() << ")\n";
     return 0;
   }
   for (const auto& c : kSubcommands) {

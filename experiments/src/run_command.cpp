@@ -219,6 +219,9 @@ int run_command(const Args& args, std::ostream& out) {
     if (result.units_resumed > 0) {
       out << fmt::format(", {} of {} work units resumed from the checkpoint", result.units_resumed, result.units_total);
     }
+    if (result.checkpoint_discarded) {
+      out << ", nothing resumed: the checkpoint there was of another study or collsim build";
+    }
     out << "\n";
   }
   if (parser.flag_set("no-plot")) return 0;

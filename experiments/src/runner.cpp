@@ -283,6 +283,7 @@ StudyResult run_study(const SweepGrid& grid, const RunnerOptions& options) {
       finished[u.unit] = '1';
       done[u.unit] = std::move(u);
     }
+    result.checkpoint_discarded = checkpoint->discarded();
   }
   split->broadcast(finished);
 

@@ -465,8 +465,32 @@ TEST(Checkpoint, RoundTripIsExactAndTornLinesAreIgnored) {
   again.append(u);  // appending after a torn line starts a new line
   Checkpoint third(checkpoint_path(dir), "abc");
   EXPECT_EQ(third.load().size(), 3u);
+  EXPECT_FALSE(third.discarded());
   Checkpoint other(checkpoint_path(dir), "xyz");
   EXPECT_TRUE(other.load().empty());
+  EXPECT_TRUE(other.discarded());
+  fs::remove_all(dir);
+}
+
+// Code changes alter results without touching the spec (the version never moved): a journal of
+// another build resumed its units into this build's results, and a summary named the wrong
+// winner. The build is part of the fingerprint, and `run` says when it started over.
+TEST(Checkpoint, AnotherBuildHasAnotherFingerprint) {
+  const ExperimentSpec spec = make_spec(kStudy);
+  EXPECT_EQ(study_fingerprint(spec), study_fingerprint(spec, collsim_build_id()));
+  EXPECT_NE(study_fingerprint(spec, "0123abcd"), study_fingerprint(spec, "0123abce"));
+  EXPECT_FALSE(collsim_build_id().empty());
+
+  const fs::path dir = fresh_dir("other_build");
+  {
+    Checkpoint old_build(checkpoint_path(dir), study_fingerprint(spec, "an older build"));
+    UnitResult u;
+    u.trials = {{0.5, 1.0, 0.5, 3, false, 8}};
+    old_build.append(u);
+  }
+  const StudyResult result = run_into(spec, dir);
+  EXPECT_EQ(result.units_resumed, 0u);
+  EXPECT_TRUE(result.checkpoint_discarded);
   fs::remove_all(dir);
 }
 

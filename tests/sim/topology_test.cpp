@@ -383,7 +383,7 @@ TEST_F(TopologyYaml, BadInputIsRejectedClearly) {
             std::string::npos);
   EXPECT_NE(error_of("kind: nvswitch\nn: 4\ncluster:\n  gpus_per_node: 8\n").find("applies only to kind cluster"),
             std::string::npos);
-  EXPECT_NE(error_of("kind: cluster\nn: 16\ncluster:\n  oversubscription: 0.5\n").find(">= 1"), std::string::npos);
+  EXPECT_NE(error_of("kind: cluster\nn: 16\ncluster:\n  oversubscription: 0.5\n").find("from 1 to 1000"), std::string::npos);
   EXPECT_NE(error_of("kind: cluster\nn: 16\ncluster:\n  rail_optimized: maybe\n").find("true or false"),
             std::string::npos);
   const std::string pxn_alone = error_of("kind: cluster\nn: 16\ncluster:\n  gpus_per_node: 4\n  pxn: true\n");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "collsim/experiments/runner.hpp"
+#include "collsim/experiments/spec.hpp"
 
 namespace collsim {
 
@@ -26,9 +27,10 @@ std::string encode_unit(const UnitResult& unit);
 /// Inverse of encode_unit. Throws Error when the line is malformed.
 UnitResult decode_unit(std::string_view line);
 
-/// What identifies a study for resuming: its resolved spec (collsim version included) and the
-/// bytes of the topology and model files it reads.
-std::string study_fingerprint(const ExperimentSpec& spec);
+/// What identifies a study for resuming: its resolved spec (collsim version included), the bytes
+/// of the topology, model and trace files it reads, and the build (collsim_build_id), since code
+/// changes alter results without touching the spec.
+std::string study_fingerprint(const ExperimentSpec& spec, std::string_view build_id = collsim_build_id());
 
 class Checkpoint {
  public:
@@ -38,8 +40,11 @@ class Checkpoint {
   Checkpoint& operator=(const Checkpoint&) = delete;
 
   /// The valid units of an existing journal with the same fingerprint. A journal of another
-  /// study (or version) is ignored and will be replaced. Throws Error when unreadable.
+  /// study (or build) is ignored and will be replaced (discarded() then says so). Throws Error
+  /// when unreadable.
   std::vector<UnitResult> load();
+  /// True when load() found a journal with another fingerprint.
+  bool discarded() const { return discarded_; }
   /// Appends a unit and flushes it to the OS. Opens (creating the directory) on first use,
   /// starting a fresh journal unless load() found a matching one. Throws Error on I/O failure.
   void append(const UnitResult& unit);
@@ -52,6 +57,7 @@ class Checkpoint {
   std::filesystem::path path_;
   std::string fingerprint_;
   bool keep_existing_ = false;
+  bool discarded_ = false;
   std::FILE* file_ = nullptr;
 };
 

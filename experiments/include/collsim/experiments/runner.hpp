@@ -63,6 +63,9 @@ struct StudyResult {
   bool complete = false;
   std::vector<PointResult> points;  ///< by point index
   std::size_t units_total = 0, units_resumed = 0;
+  /// The checkpoint in the output directory was of another study or build, so nothing of it was
+  /// resumed and it is being replaced.
+  bool checkpoint_discarded = false;
   double wall_s = 0;                ///< this run, whole runner
   int processes = 1;
 };

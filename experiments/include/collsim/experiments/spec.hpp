@@ -190,5 +190,9 @@ std::string resolved_yaml(const ExperimentSpec& spec);
 
 /// The collsim version compiled in (the CMake project version).
 std::string_view collsim_version();
+/// The build compiled in: the git commit of the source tree, with "-dirty-" and a hash of the
+/// uncommitted changes when there are any; "unknown" when built without git. It changes whenever
+/// the code may produce other results, which the version does not.
+std::string_view collsim_build_id();
 
 }  // namespace collsim
