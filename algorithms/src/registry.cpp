@@ -353,7 +353,8 @@ Schedule generate_schedule(std::string_view name, const AlgorithmOptions& option
   if (info.schedule_depends_on_straggler()) {
     schedule.straggler = options.n - 1;
     if (straggler != options.n - 1) {
-      // Swap the roles of rank n-1 and the requested straggler; every other rank keeps its id.
+      // Give the requested straggler rank n-1's role: flat rows swap the two ranks (every other
+      // rank keeps its id), hierarchical rows move whole nodes and NIC groups (below).
       std::vector<Rank> new_rank_of(options.n);
       std::iota(new_rank_of.begin(), new_rank_of.end(), Rank{0});
       const std::uint32_t g = options.gpus_per_node;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/experiments/resource_estimate.hpp"
@@ -129,14 +130,20 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
   std::vector<double> ring_times;
   for (const auto& t : study.points[ring].trials) ring_times.push_back(t.time_s);
   const double ring_mean = summarize(ring_times).mean;
+  // Per algorithm: the share of trials whose last rank was not the one its schedule was built for.
+  std::map<std::string, double> moved_share;
   for (std::size_t i = 0; i < grid.num_points(); ++i) {
     const PointResult& p = study.points[i];
     if (!p.active) continue;
     std::vector<double> times, delays;
+    std::size_t moved = 0;
     for (const auto& t : p.trials) {
       times.push_back(t.time_s);
       delays.push_back(t.delay_s);
+      moved += t.straggler_moved ? 1 : 0;
     }
+    moved_share[spec.algorithms[grid.point(i).algorithm]] =
+        p.trials.empty() ? 0.0 : static_cast<double>(moved) / static_cast<double>(p.trials.size());
     AdviseEntry e;
     e.algorithm = spec.algorithms[grid.point(i).algorithm];
     e.time = summarize(times);
@@ -236,7 +243,16 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
                                 : std::string());
   } else {
     std::string why;
-    if (result.studied_compared && result.critical_delay_s) {
+    const double moved = result.studied.empty() ? 0.0 : moved_share[result.studied];
+    if (result.studied_compared && result.critical_delay_s && result.mean_delay_s > *result.critical_delay_s &&
+        moved > 0) {
+      // The critical delay is probed with the expected rank late: it cannot explain a loss to a
+      // late GPU the schedule was not built for (an iteration of a trace whose last rank is not
+      // the trace's usual one).
+      why = fmt::format("{} wins above {} of delay when the late GPU is the one its schedule is built for, but here "
+                        "another GPU was last in {:.0f}% of the trials",
+                        result.studied, format_duration(*result.critical_delay_s), 100.0 * moved);
+    } else if (result.studied_compared && result.critical_delay_s) {
       why = fmt::format("{} needs a straggler delay above {} to win and the mean delay here is {}", result.studied,
                         format_duration(*result.critical_delay_s), format_duration(result.mean_delay_s));
     } else if (result.studied_compared) {

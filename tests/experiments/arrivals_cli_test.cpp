@@ -7,6 +7,7 @@
 #include <sstream>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "cli_test_support.hpp"
 #include "collsim/experiments/spec.hpp"
@@ -164,6 +165,50 @@ TEST(ArrivalsCli, OneIterationIsBuiltForTheWholeTracesStraggler) {
     const double expected = json_field(all.out.substr(at), "time_after_last_arrival_s");
     EXPECT_NEAR(json_field(one.out, "time_after_last_arrival_s"), expected, 1e-12 * expected) << "iteration " << k;
   }
+}
+
+// advise on an iteration whose last rank is not the trace's usual one: StragglAR's schedule is
+// built for rank 3 while rank 0 is late, so it loses although the delay is far above its critical
+// delay, and the advice says why instead of "needs a delay above 1 us; the mean delay is 500 ms".
+TEST(ArrivalsCli, AdviseOnAnIterationWithAnotherLateRankSaysWhyTheScheduleLoses) {
+  const auto r = run({"advise", "-s", "1MiB", "--arrival-trace", kSmall, "--iteration", "2", "--algorithms",
+                      "ring,stragglar", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  test::expect_contains(r.out, "\"best\":\"ring\"");
+  test::expect_contains(r.out, "another GPU was last in 100% of the trials");
+}
+
+// `iteration: K` in a spec: the same schedule rule as simulate --iteration (the whole trace's
+// straggler), so iteration 2 takes the time it takes inside the trace.
+TEST(ArrivalsSpec, OneIterationInASpecIsBuiltForTheWholeTracesStraggler) {
+  test::TempDir dir;
+  const std::string spec = (dir.path() / "t.yaml").string();
+  {
+    std::ofstream out(spec);
+    out << fmt::format("name: t\nalgorithms: [stragglar]\nn: 4\nsizes: [1MiB]\n"
+                       "arrival: [{{label: it2, model: trace, file: {}, iteration: 2}}]\n", kSmall);
+  }
+  const auto r = run({"run", spec, "--out", (dir.path() / "out").string(), "--quiet", "--no-plot"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto all = run({"simulate", "-a", "stragglar", "--arrival-trace", kSmall, "--size", "1MiB", "--json"});
+  ASSERT_EQ(all.code, 0) << all.err;
+  const auto at = all.out.find("{\"iteration\":2,");
+  ASSERT_NE(at, std::string::npos);
+  const double expected = json_field(all.out.substr(at), "time_s");
+  // results.csv: a header, then one row (one trial); time_s found by its column name.
+  std::istringstream results(read((dir.path() / "out" / "results.csv").string()));
+  std::string header, row;
+  ASSERT_TRUE(std::getline(results, header) && std::getline(results, row));
+  const auto split = [](const std::string& text) {
+    std::vector<std::string> cells;
+    std::istringstream in(text);
+    for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+    return cells;
+  };
+  const std::vector<std::string> names = split(header), values = split(row);
+  const auto column = static_cast<std::size_t>(std::find(names.begin(), names.end(), "time_s") - names.begin());
+  ASSERT_LT(column, values.size());
+  EXPECT_NEAR(std::stod(values[column]), expected, 1e-12 * expected);
 }
 
 TEST(ArrivalsCli, AdviseRunsOneTrialPerIteration) {
