@@ -169,11 +169,13 @@ int advise_command(const Args& args, std::ostream& out) {
     choice.label = choice.model.describe();
     trace_trials = static_cast<std::uint32_t>(std::min<std::size_t>(choice.model.trace->size(), 100'000'000));
     spec.arrivals = {std::move(choice)};
+    spec.crossed_delays_s.clear();  // the spec's `delays` crossed arrivals that are gone
   } else if (auto model = arrival_from_flags(parser, spec.n.front(), "advise")) {
     ArrivalChoice choice;
     choice.model = std::move(*model);
     choice.label = choice.model.describe();
     spec.arrivals = {std::move(choice)};
+    spec.crossed_delays_s.clear();
   } else if (spec.arrivals.empty()) {
     ArrivalChoice none;
     none.label = "fixed_delay";

@@ -139,7 +139,7 @@ std::vector<std::uint32_t> ArrivalSpec::expected_stragglers() const {
 void ArrivalSpec::reduce_to_iteration(std::uint64_t label) {
   COLLSIM_ASSERT(model == ArrivalModel::Trace && trace != nullptr, "reduce_to_iteration needs a trace");
   auto one = std::make_shared<const ArrivalTrace>(trace->only(label));
-  trace_profiled_last = trace->most_often_last();
+  if (!trace_profiled_last) trace_profiled_last = trace->most_often_last();  // the whole trace's, not a part's
   trace = std::move(one);
   trace_iteration = label;
 }
