@@ -128,6 +128,9 @@ std::string format_duration(double seconds) {
   if (a >= 1.0) return fmt::format("{:.3f} s", seconds);
   if (a >= 1e-3) return fmt::format("{:.3f} ms", seconds * 1e3);
   if (a >= 1e-6) return fmt::format("{:.3f} us", seconds * 1e6);
+  // A non-zero duration below 0.05 ns must not print as "0.0 ns" (an error about a launch of
+  // 1e-12 s then named a zero).
+  if (a > 0 && a < 0.05e-9) return fmt::format("{:.3g} ns", seconds * 1e9);
   return fmt::format("{:.1f} ns", seconds * 1e9);
 }
 

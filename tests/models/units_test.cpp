@@ -80,6 +80,10 @@ TEST(Units, Formatting) {
   EXPECT_EQ(format_size(100.0), "100 B");
   EXPECT_EQ(format_duration(3e-6), "3.000 us");
   EXPECT_EQ(format_duration(9.46e-3), "9.460 ms");
+  EXPECT_EQ(format_duration(0.0), "0.0 ns");
+  EXPECT_EQ(format_duration(2.5e-9), "2.5 ns");
+  // Not "0.0 ns": an error quoting a tiny non-zero value named a zero.
+  EXPECT_EQ(format_duration(1e-12), "0.001 ns");
 }
 
 }  // namespace
