@@ -139,6 +139,10 @@ std::vector<std::uint32_t> ArrivalSpec::expected_stragglers() const {
 void ArrivalSpec::reduce_to_iteration(std::uint64_t label) {
   COLLSIM_ASSERT(model == ArrivalModel::Trace && trace != nullptr, "reduce_to_iteration needs a trace");
   auto one = std::make_shared<const ArrivalTrace>(trace->only(label));
+  if (!trace_iteration) {
+    trace_index = static_cast<std::uint64_t>(std::find(trace->iterations.begin(), trace->iterations.end(), label) -
+                                              trace->iterations.begin());
+  }
   if (!trace_profiled_last) trace_profiled_last = trace->most_often_last();  // the whole trace's, not a part's
   trace = std::move(one);
   trace_iteration = label;
@@ -285,7 +289,7 @@ Arrivals ArrivalProcess::at(std::uint64_t iteration) {
     }
   }
   if (spec_.jitter) {
-    Rng rng(derive_seed(seed_, kJitterStream, iteration));
+    Rng rng(derive_seed(seed_, kJitterStream, iteration + spec_.trace_index));
     for (std::size_t r = 0; r < result.arrival_s.size(); ++r) {
       const double jitter_s = spec_.jitter->sample(rng);
       check_drawn_delay(jitter_s, *spec_.jitter, "jitter", static_cast<std::uint32_t>(r), iteration);

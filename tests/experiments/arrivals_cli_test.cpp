@@ -165,6 +165,20 @@ TEST(ArrivalsCli, OneIterationIsBuiltForTheWholeTracesStraggler) {
     const double expected = json_field(all.out.substr(at), "time_after_last_arrival_s");
     EXPECT_NEAR(json_field(one.out, "time_after_last_arrival_s"), expected, 1e-12 * expected) << "iteration " << k;
   }
+  // With jitter too: iteration K alone draws the jitter of its place in the whole trace.
+  const std::string jitter = "uniform:min=0,max=200us";
+  const auto jittered = run({"simulate", "-a", "stragglar", "--arrival-trace", kSmall, "--size", "1MiB", "--jitter",
+                             jitter, "--json"});
+  ASSERT_EQ(jittered.code, 0) << jittered.err;
+  for (int k = 0; k < 5; ++k) {
+    const auto at = jittered.out.find(fmt::format("{{\"iteration\":{},", k));
+    ASSERT_NE(at, std::string::npos) << k;
+    const auto one = run({"simulate", "-a", "stragglar", "--arrival-trace", kSmall, "--size", "1MiB", "--jitter",
+                          jitter, "--iteration", std::to_string(k), "--json"});
+    ASSERT_EQ(one.code, 0) << one.err;
+    const double expected = json_field(jittered.out.substr(at), "time_s");
+    EXPECT_NEAR(json_field(one.out, "time_s"), expected, 1e-12 * expected) << "jittered iteration " << k;
+  }
 }
 
 // advise on an iteration whose last rank is not the trace's usual one: StragglAR's schedule is

@@ -75,6 +75,10 @@ struct ArrivalSpec {
   /// offline profiling names and what a schedule is built for (the iteration's own last rank is
   /// known only after it ran). Set with trace_iteration, by reduce_to_iteration().
   std::optional<std::uint32_t> trace_profiled_last;
+  /// Trace reduced to one iteration: that iteration's index in the whole trace. Jitter is drawn
+  /// per trial, and trial 0 of the reduced trace draws what trial `trace_index` of the whole
+  /// trace draws, so an iteration run alone takes the time it takes inside the trace.
+  std::uint64_t trace_index = 0;
   /// Optional delay added independently to every rank (any model).
   std::optional<DelayDistribution> jitter;
   /// Stragglers: probability in [0, 1] that a straggler keeps its identity; 1 = always the same.
