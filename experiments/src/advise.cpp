@@ -7,7 +7,6 @@
 #include <map>
 
 #include "collsim/algorithms/registry.hpp"
-#include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/experiments/study_plan.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/json.hpp"
@@ -113,14 +112,10 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
   const SweepGrid grid(spec);
   // As run refuses a study: a mistyped -n (advise takes up to 2^20) grew for minutes and ended in
   // "out of memory", naming nothing, or in the kernel's OOM killer.
-  if (request.memory_limit_bytes > 0) {
-    const StudyPlan plan = plan_study(grid, engines);
-    if (plan.max_run_bytes > request.memory_limit_bytes) {
-      throw ConfigError(fmt::format("advise: the largest run, {}, needs about {} (estimated: its schedule, and the "
-                                    "engine's index of it where the engine builds one), above {}; lower -n or leave "
-                                    "that algorithm out of --algorithms",
-                                    plan.largest_run, rough_size(plan.max_run_bytes), request.memory_limit_name));
-    }
+  if (request.memory_limit.bytes > 0) {
+    const std::string refusal = run_memory_refusal(plan_study(grid, engines), request.memory_limit, "advise",
+                                                   "lower -n or leave that algorithm out of --algorithms");
+    if (!refusal.empty()) throw ConfigError(refusal);
   }
   RunnerOptions options;
   options.engine_factory = engines;

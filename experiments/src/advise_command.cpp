@@ -12,7 +12,6 @@
 #include "collsim/experiments/arrival_flags.hpp"
 #include "collsim/experiments/arrival_trace_cli.hpp"
 #include "collsim/experiments/commands.hpp"
-#include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/arrival_yaml.hpp"
 #include "collsim/models/formats/model_file.hpp"
@@ -209,13 +208,7 @@ int advise_command(const Args& args, std::ostream& out) {
   spec.lines.clear();
   spec.source = "advise";
 
-  if (auto cap = parser.get_optional("max-run-memory")) {
-    request.memory_limit_bytes = memory_cap_bytes(*cap, "--max-run-memory", physical_memory_bytes());
-    request.memory_limit_name = fmt::format("--max-run-memory {}", *cap);
-  } else {
-    request.memory_limit_bytes = physical_memory_bytes();
-    request.memory_limit_name = fmt::format("this machine's {} of memory", rough_size(request.memory_limit_bytes));
-  }
+  request.memory_limit = run_memory_limit(parser.get_optional("max-run-memory"));
   const AdviseResult result = advise(std::move(request));
   out << (parser.flag_set("json") ? advise_json(result) : advise_text(result));
   return 0;

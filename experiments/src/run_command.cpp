@@ -33,25 +33,13 @@ namespace {
 // Estimates are rough: print them with a unit a person reads at a glance.
 std::string rough_duration(double s) { return s >= 3600 ? fmt::format("{:.1f} h", s / 3600) : format_duration(s); }
 
-// A run that cannot fit in memory would grow for minutes and end in the kernel's OOM killer:
-// refuse it before anything is written, naming the largest run and the estimate. The estimate
-// counts the event-driven index wherever the engine may build it, so it can be high by up to the
-// index's size where replay takes its one-sweep path; --max-run-memory sets another limit, at
-// most the machine's memory (memory_cap_bytes).
-double run_memory_limit_bytes(const std::optional<std::string>& option) {
-  return option ? memory_cap_bytes(*option, "--max-run-memory", physical_memory_bytes()) : physical_memory_bytes();
-}
-
-// Empty when the largest run fits under `limit_bytes` (0: no limit known).
-std::string run_memory_refusal(const StudyPlan& plan, double limit_bytes, const std::optional<std::string>& option) {
-  if (limit_bytes <= 0 || plan.max_run_bytes <= limit_bytes) return {};
+// The estimate counts the event-driven index wherever the engine may build it, so it can be high
+// by up to the index's size where replay takes its one-sweep path.
+std::string refusal_of(const StudyPlan& plan, const RunMemoryLimit& limit) {
   // Without the option the limit is already the machine's memory, which no option may pass.
-  return fmt::format("run: the largest run, {}, needs about {} (estimated: its schedule, and the engine's "
-                     "index of it where the engine builds one), above {}; lower its n{}",
-                     plan.largest_run, rough_size(plan.max_run_bytes),
-                     option ? fmt::format("--max-run-memory {}", *option)
-                            : fmt::format("this machine's {} of memory", rough_size(limit_bytes)),
-                     option ? " or raise --max-run-memory (at most to this machine's memory)" : "");
+  return run_memory_refusal(plan, limit, "run",
+                            limit.from_option ? "lower its n or raise --max-run-memory (at most to this machine's memory)"
+                                              : "lower its n");
 }
 
 }  // namespace
@@ -113,7 +101,7 @@ int run_command(const Args& args, std::ostream& out) {
   std::optional<SweepGrid> grid_storage;
   std::filesystem::path dir;
   double plot_timeout_s = kPlotTimeout_s;
-  double memory_limit_bytes = 0;
+  RunMemoryLimit memory_limit;
   const bool setup_ok = agreed_setup(*split, [&] {
     if (!parser.parse(args)) {
       help = true;
@@ -126,10 +114,9 @@ int run_command(const Args& args, std::ostream& out) {
     if (!(plot_timeout_s > 0)) throw ConfigError("run: --plot-timeout must be positive");
     spec = load_spec(parser.positionals().front(), !parser.flag_set("no-plot"));
     grid_storage.emplace(spec);
-    memory_limit_bytes = run_memory_limit_bytes(parser.get_optional("max-run-memory"));
+    memory_limit = run_memory_limit(parser.get_optional("max-run-memory"));
     if (!parser.flag_set("dry-run")) {
-      const std::string refusal =
-          run_memory_refusal(plan_study(*grid_storage), memory_limit_bytes, parser.get_optional("max-run-memory"));
+      const std::string refusal = refusal_of(plan_study(*grid_storage), memory_limit);
       if (!refusal.empty()) throw ConfigError(refusal);
     }
     dir = output_dir_option(parser.get_optional("out").value_or("results/" + spec.name), "run", "--out");
@@ -160,7 +147,7 @@ int run_command(const Args& args, std::ostream& out) {
     }
     // The counts and estimate are printed first (a dry run is where one reads them), then the
     // exit code says what the run would do, so `run --dry-run S && run S` never starts a refused run.
-    const std::string refusal = run_memory_refusal(plan, memory_limit_bytes, parser.get_optional("max-run-memory"));
+    const std::string refusal = refusal_of(plan, memory_limit);
     if (refusal.empty()) return 0;
     if (root) out << fmt::format("the run would be refused: {}\n", refusal);
     return kExitBadInput;

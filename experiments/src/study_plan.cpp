@@ -80,4 +80,25 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
   return plan;
 }
 
+RunMemoryLimit run_memory_limit(const std::optional<std::string>& option) {
+  RunMemoryLimit limit;
+  if (option) {
+    limit.bytes = memory_cap_bytes(*option, "--max-run-memory", physical_memory_bytes());
+    limit.name = fmt::format("--max-run-memory {}", *option);
+    limit.from_option = true;
+  } else {
+    limit.bytes = physical_memory_bytes();
+    limit.name = fmt::format("this machine's {} of memory", rough_size(limit.bytes));
+  }
+  return limit;
+}
+
+std::string run_memory_refusal(const StudyPlan& plan, const RunMemoryLimit& limit, std::string_view command,
+                               std::string_view remedy) {
+  if (limit.bytes <= 0 || plan.max_run_bytes <= limit.bytes) return {};
+  return fmt::format("{}: the largest run, {}, needs about {} (estimated: its schedule, and the engine's index of it "
+                     "where the engine builds one), above {}; {}",
+                     command, plan.largest_run, rough_size(plan.max_run_bytes), limit.name, remedy);
+}
+
 }  // namespace collsim

@@ -9,6 +9,7 @@
 #include "collsim/experiments/output.hpp"
 #include "collsim/experiments/runner.hpp"
 #include "collsim/experiments/spec.hpp"
+#include "collsim/experiments/study_plan.hpp"
 
 namespace collsim {
 
@@ -17,10 +18,8 @@ namespace collsim {
 struct AdviseRequest {
   ExperimentSpec spec;       ///< algorithms empty = every algorithm that supports n
   /// Refuse (ConfigError) when the largest run is estimated (plan_study's max_run_bytes) to need
-  /// more memory than this, bytes; 0 = no limit. `memory_limit_name` says where the limit comes
-  /// from in the message ("--max-run-memory 4GiB", "this machine's 23.4 GiB of memory").
-  double memory_limit_bytes = 0;
-  std::string memory_limit_name;
+  /// more memory than this (run_memory_limit); bytes 0 = no limit.
+  RunMemoryLimit memory_limit;
 };
 
 struct AdviseEntry {

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collsim/experiments/runner.hpp"
@@ -33,5 +35,21 @@ struct StudyPlan {
 /// (through `factory`, or make_engine when empty, so an engine missing from this build fails).
 /// Throws ConfigError naming the point's topology or engine when one cannot be built.
 StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory = {});
+
+/// How much memory one run of a study may use: --max-run-memory's value (`option`, at most this
+/// machine's memory: memory_cap_bytes, which throws ConfigError), else this machine's memory
+/// (0 when unknown: no limit). `name` says where it comes from in a refusal.
+struct RunMemoryLimit {
+  double bytes = 0;
+  std::string name;  ///< "--max-run-memory 4GiB" or "this machine's 23.4 GiB of memory"
+  bool from_option = false;
+};
+RunMemoryLimit run_memory_limit(const std::optional<std::string>& option);
+
+/// Empty when the largest run of `plan` fits under `limit`; else the refusal, for `command`
+/// (run, advise) ending with `remedy` (what the user can change). Why refuse: a run that cannot
+/// fit grows for minutes and ends in "out of memory", naming nothing, or in the OOM killer.
+std::string run_memory_refusal(const StudyPlan& plan, const RunMemoryLimit& limit, std::string_view command,
+                               std::string_view remedy);
 
 }  // namespace collsim
