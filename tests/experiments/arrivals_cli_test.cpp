@@ -34,6 +34,18 @@ std::string read(const std::string& path) {
   return text.str();
 }
 
+// Writes `spec_text` to DIR/t.yaml and runs it into DIR/out; returns results.csv.
+std::string run_spec(const test::TempDir& dir, const std::string& spec_text) {
+  const std::string spec = (dir.path() / "t.yaml").string();
+  {
+    std::ofstream out(spec);
+    out << spec_text;
+  }
+  const auto r = run({"run", spec, "--out", (dir.path() / "out").string(), "--quiet", "--no-plot"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  return read((dir.path() / "out" / "results.csv").string());
+}
+
 TEST(ArrivalsCli, SummaryOfTheHandMadeTrace) {
   const auto r = run({"arrivals", kSmall, "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -153,32 +165,27 @@ TEST(ArrivalsCli, SimulateReportsEveryIterationAndTheMean) {
 // iteration's own last rank, which is known only after the fact. small.csv: rank 3 is most often
 // last; iterations 2 and 3 end with ranks 0 and 2, and a schedule built for them was faster.
 TEST(ArrivalsCli, OneIterationIsBuiltForTheWholeTracesStraggler) {
-  const auto all = run({"simulate", "-a", "stragglar", "--arrival-trace", kSmall, "--size", "1MiB", "--json"});
-  ASSERT_EQ(all.code, 0) << all.err;
-  EXPECT_EQ(json_field(all.out, "expected_straggler"), 3);
-  for (int k = 0; k < 5; ++k) {
-    const auto at = all.out.find(fmt::format("{{\"iteration\":{},", k));
-    ASSERT_NE(at, std::string::npos) << k;
-    const auto one = run({"simulate", "-a", "stragglar", "--arrival-trace", kSmall, "--size", "1MiB", "--iteration",
-                          std::to_string(k), "--json"});
-    ASSERT_EQ(one.code, 0) << one.err;
-    const double expected = json_field(all.out.substr(at), "time_after_last_arrival_s");
-    EXPECT_NEAR(json_field(one.out, "time_after_last_arrival_s"), expected, 1e-12 * expected) << "iteration " << k;
-  }
+  // `extra` arguments for both runs; `field` compared per iteration.
+  const auto each_iteration_alone_matches = [](const std::vector<std::string>& extra, const std::string& field) {
+    std::vector<std::string> whole = {"simulate", "-a", "stragglar", "--arrival-trace", kSmall, "--size", "1MiB", "--json"};
+    whole.insert(whole.end(), extra.begin(), extra.end());
+    const auto all = run(whole);
+    ASSERT_EQ(all.code, 0) << all.err;
+    EXPECT_EQ(json_field(all.out, "expected_straggler"), 3);
+    for (int k = 0; k < 5; ++k) {
+      const auto at = all.out.find(fmt::format("{{\"iteration\":{},", k));
+      ASSERT_NE(at, std::string::npos) << k;
+      std::vector<std::string> alone = whole;
+      alone.insert(alone.end(), {"--iteration", std::to_string(k)});
+      const auto one = run(alone);
+      ASSERT_EQ(one.code, 0) << one.err;
+      const double expected = json_field(all.out.substr(at), field);
+      EXPECT_NEAR(json_field(one.out, field), expected, 1e-12 * expected) << "iteration " << k << " " << extra.size();
+    }
+  };
+  each_iteration_alone_matches({}, "time_after_last_arrival_s");
   // With jitter too: iteration K alone draws the jitter of its place in the whole trace.
-  const std::string jitter = "uniform:min=0,max=200us";
-  const auto jittered = run({"simulate", "-a", "stragglar", "--arrival-trace", kSmall, "--size", "1MiB", "--jitter",
-                             jitter, "--json"});
-  ASSERT_EQ(jittered.code, 0) << jittered.err;
-  for (int k = 0; k < 5; ++k) {
-    const auto at = jittered.out.find(fmt::format("{{\"iteration\":{},", k));
-    ASSERT_NE(at, std::string::npos) << k;
-    const auto one = run({"simulate", "-a", "stragglar", "--arrival-trace", kSmall, "--size", "1MiB", "--jitter",
-                          jitter, "--iteration", std::to_string(k), "--json"});
-    ASSERT_EQ(one.code, 0) << one.err;
-    const double expected = json_field(jittered.out.substr(at), "time_s");
-    EXPECT_NEAR(json_field(one.out, "time_s"), expected, 1e-12 * expected) << "jittered iteration " << k;
-  }
+  each_iteration_alone_matches({"--jitter", "uniform:min=0,max=200us"}, "time_s");
 }
 
 // advise on an iteration whose last rank is not the trace's usual one: StragglAR's schedule is
@@ -196,21 +203,16 @@ TEST(ArrivalsCli, AdviseOnAnIterationWithAnotherLateRankSaysWhyTheScheduleLoses)
 // straggler), so iteration 2 takes the time it takes inside the trace.
 TEST(ArrivalsSpec, OneIterationInASpecIsBuiltForTheWholeTracesStraggler) {
   test::TempDir dir;
-  const std::string spec = (dir.path() / "t.yaml").string();
-  {
-    std::ofstream out(spec);
-    out << fmt::format("name: t\nalgorithms: [stragglar]\nn: 4\nsizes: [1MiB]\n"
-                       "arrival: [{{label: it2, model: trace, file: {}, iteration: 2}}]\n", kSmall);
-  }
-  const auto r = run({"run", spec, "--out", (dir.path() / "out").string(), "--quiet", "--no-plot"});
-  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string csv = run_spec(dir, fmt::format("name: t\nalgorithms: [stragglar]\nn: 4\nsizes: [1MiB]\n"
+                                                    "arrival: [{{label: it2, model: trace, file: {}, iteration: 2}}]\n",
+                                                    kSmall));
   const auto all = run({"simulate", "-a", "stragglar", "--arrival-trace", kSmall, "--size", "1MiB", "--json"});
   ASSERT_EQ(all.code, 0) << all.err;
   const auto at = all.out.find("{\"iteration\":2,");
   ASSERT_NE(at, std::string::npos);
   const double expected = json_field(all.out.substr(at), "time_s");
   // results.csv: a header, then one row (one trial); time_s found by its column name.
-  std::istringstream results(read((dir.path() / "out" / "results.csv").string()));
+  std::istringstream results(csv);
   std::string header, row;
   ASSERT_TRUE(std::getline(results, header) && std::getline(results, row));
   const auto split = [](const std::string& text) {
@@ -252,15 +254,9 @@ TEST(ArrivalsSpec, TrialsDefaultToTheIterationCount) {
 
 TEST(ArrivalsSpec, RunReplaysIterationTModCount) {
   test::TempDir dir;
-  const std::string spec = (dir.path() / "t.yaml").string();
-  {
-    std::ofstream out(spec);
-    out << fmt::format("name: t\nalgorithms: [ring]\nn: 4\nsizes: [1MiB]\ntrials: 7\n"
-                       "arrival: [{{label: real, model: trace, file: {}}}]\n", kSmall);
-  }
-  const auto r = run({"run", spec, "--out", (dir.path() / "out").string(), "--quiet", "--no-plot"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  const std::string results = read((dir.path() / "out" / "results.csv").string());
+  const std::string results = run_spec(dir, fmt::format("name: t\nalgorithms: [ring]\nn: 4\nsizes: [1MiB]\ntrials: 7\n"
+                                                        "arrival: [{{label: real, model: trace, file: {}}}]\n",
+                                                        kSmall));
   // Trial 6 replays iteration index 1 (6 mod 5), whose last rank is 3, 2 s late.
   std::istringstream lines(results);
   std::string line, header;
