@@ -62,8 +62,8 @@ TEST(MaxMinBundles, RandomSchedulesMatchThePerFlowSolver) {
 // seconds, with the registry's flat algorithms and one rank 30 ms late; dgx1 with every
 // algorithm that runs on 8 GPUs. Not StragglAR on the rail-optimized cluster_h100_4096_2to1 from
 // n = 256: there the model itself does not fix the times to 1e-9 (the per-flow solver and
-// SimGrid already differ by 6e-9 at n = 256 and 7e-4 at n = 512; see the README's performance
-// section), so no two solvers that round differently can agree that closely.
+// SimGrid already differ by 6e-9 at n = 256 and 7e-4 at n = 512; see docs/performance.md,
+// "Exactness on contended fabrics"), so no two solvers that round differently can agree that closely.
 TEST(MaxMinBundles, ShippedContendedFabricsMatchThePerFlowSolver) {
   struct Case {
     const char* topology;
