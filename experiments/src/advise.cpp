@@ -112,13 +112,15 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
   const SweepGrid grid(spec);
   // As run refuses a study: a mistyped -n (advise takes up to 2^20) grew for minutes and ended in
   // "out of memory", naming nothing, or in the kernel's OOM killer.
+  const StudyPlan plan = plan_study(grid, engines);
   if (request.memory_limit.bytes > 0) {
-    const std::string refusal = run_memory_refusal(plan_study(grid, engines), request.memory_limit, "advise",
-                                                   "lower -n or leave that algorithm out of --algorithms");
+    const std::string refusal =
+        run_memory_refusal(plan, request.memory_limit, "advise", "lower -n or leave that algorithm out of --algorithms");
     if (!refusal.empty()) throw ConfigError(refusal);
   }
   RunnerOptions options;
   options.engine_factory = engines;
+  if (plan.cpu_s >= request.progress_min_cpu_s) options.progress = request.progress;
   const StudyResult study = run_study(grid, options);
 
   const std::size_t ring = grid.baseline(0);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
+#include <optional>
 #include <ostream>
 
 #include "collsim/algorithms/registry.hpp"
@@ -209,6 +211,12 @@ int advise_command(const Args& args, std::ostream& out) {
   spec.source = "advise";
 
   request.memory_limit = run_memory_limit(parser.get_optional("max-run-memory"));
+  // A bar on a terminal only: in logs and pipes advise's output stays the answer alone.
+  std::optional<Progress> progress;
+  if (Progress::style_for_stderr() == Progress::Style::Bar) {
+    progress.emplace(std::cerr, Progress::Style::Bar, "advise");
+    request.progress = &*progress;
+  }
   const AdviseResult result = advise(std::move(request));
   out << (parser.flag_set("json") ? advise_json(result) : advise_text(result));
   return 0;

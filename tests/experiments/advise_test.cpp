@@ -103,6 +103,34 @@ TEST(Advise, RejectsSweeps) {
   EXPECT_THROW(advise(r), ConfigError);
 }
 
+// advise reports its runs only when they are estimated to take a while (advise_command shows a
+// bar on a terminal): a quick answer stays quiet, a long one shows every trial.
+TEST(Advise, ReportsProgressOnlyForRunsEstimatedToTakeAWhile) {
+  struct Counting final : ProgressSink {
+    std::size_t total_trials = 0, done_trials = 0, finished = 0;
+    void start(double, double, std::size_t total, std::size_t done) override {
+      total_trials = total;
+      done_trials = done;
+    }
+    void advance(double, std::size_t trials) override { done_trials += trials; }
+    void finish() override { ++finished; }
+  };
+  for (const double threshold_s : {0.0, 1e9}) {
+    SCOPED_TRACE(threshold_s);
+    Counting sink;
+    AdviseRequest r = request_for(0.005);
+    r.spec.algorithms = {"ring", "stragglar"};
+    r.spec.trials = 3;
+    r.progress = &sink;
+    r.progress_min_cpu_s = threshold_s;
+    advise(r);
+    const bool reported = threshold_s == 0.0;
+    EXPECT_EQ(sink.total_trials, reported ? 6u : 0u);
+    EXPECT_EQ(sink.done_trials, reported ? 6u : 0u);
+    EXPECT_EQ(sink.finished, reported ? 1u : 0u);
+  }
+}
+
 TEST(AdviseCommand, FlagsAndErrors) {
   std::ostringstream out, err;
   EXPECT_EQ(run_cli({"advise", "-n", "8", "--size", "1MiB", "--delay", "2ms", "--algorithms", "recursive_halving_doubling",

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "collsim/experiments/output.hpp"
+#include "collsim/experiments/progress.hpp"
 #include "collsim/experiments/runner.hpp"
 #include "collsim/experiments/spec.hpp"
 #include "collsim/experiments/study_plan.hpp"
@@ -20,6 +21,11 @@ struct AdviseRequest {
   /// Refuse (ConfigError) when the largest run is estimated (plan_study's max_run_bytes) to need
   /// more memory than this (run_memory_limit); bytes 0 = no limit.
   RunMemoryLimit memory_limit;
+  /// Reports the ranking's runs (advise_command: a bar when stderr is a terminal), but only when
+  /// plan_study estimates them at `progress_min_cpu_s` of CPU or more: a long trace or a large n
+  /// ran for minutes without a sign of life, and a quick answer needs no bar.
+  ProgressSink* progress = nullptr;
+  double progress_min_cpu_s = 2.0;
 };
 
 struct AdviseEntry {
