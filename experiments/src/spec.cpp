@@ -5,13 +5,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <span>
-#include <sstream>
 #include <vector>
 
 #include "collsim/algorithms/registry.hpp"
@@ -19,6 +15,7 @@
 #include "collsim/models/quote.hpp"
 #include "collsim/models/formats/arrival_yaml.hpp"
 #include "collsim/models/formats/model_file.hpp"
+#include "collsim/models/formats/text_file.hpp"
 #include "collsim/models/formats/yaml_reader.hpp"
 #include "collsim/models/units.hpp"
 
@@ -489,16 +486,9 @@ ExperimentSpec parse_spec(std::string_view yaml_text, std::string_view source, c
 }
 
 ExperimentSpec load_spec(const std::filesystem::path& file, bool check_plot_scripts) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(file, ec)) {
-    throw ConfigError(fmt::format("cannot read experiment spec '{}': it is a directory", file.string()));
-  }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("cannot read experiment spec '{}': {}", file.string(), std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
+  const std::string text = read_text_file(file, "experiment spec", kConfigFileMaxBytes);
   const std::filesystem::path dir = std::filesystem::absolute(file).parent_path();
-  ExperimentSpec spec = parse_spec(text.str(), file.string(), dir);
+  ExperimentSpec spec = parse_spec(text, file.string(), dir);
   validate(spec, check_plot_scripts);
   return spec;
 }

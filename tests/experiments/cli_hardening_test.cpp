@@ -671,5 +671,25 @@ TEST(CliHardening, RunChecksItsOutputFilesBeforeItRuns) {
   EXPECT_EQ(run({"run", spec.string(), "--out", out.string(), "--quiet", "--no-plot"}).code, 0);
 }
 
+// Every file collsim reads goes through read_text_file: /dev/zero or /dev/urandom given as a
+// trace, log, spec, model or delay samples was read until memory ran out (a hang, then the OOM
+// killer); a UTF-16 export was read whole and then refused for its first field. Each is now one
+// error line naming the file, the line of the first NUL byte and what the file was for.
+TEST(CliHardening, InputsThatAreNotTextAreRefusedAtTheirFirstNulByte) {
+  expect_one_error_line(run({"advise", "-s", "1MiB", "--arrival-trace", "/dev/zero"}),
+                        "/dev/zero:1: a NUL byte: arrival trace '/dev/zero' is not a text file");
+  expect_one_error_line(run({"run", "/dev/urandom"}), "a NUL byte: experiment spec '/dev/urandom' is not a text file");
+  expect_one_error_line(run({"calibrate", "/dev/zero"}), "/dev/zero:1: a NUL byte: '/dev/zero' is not a text file");
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "--model", "/dev/zero"}),
+                        "/dev/zero:1: a NUL byte: '/dev/zero' is not a text file");
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "--distribution", "empirical:file=/dev/zero"}),
+                        "/dev/zero:1: a NUL byte: delay samples file '/dev/zero' is not a text file");
+  ScratchDir dir("utf16");
+  const fs::path utf16 = dir.write("trace.csv", std::string("\xFF\xFEi\0t\0", 6));
+  expect_one_error_line(run({"advise", "-s", "1MiB", "--arrival-trace", utf16.string()}),
+                        "trace.csv:1: a NUL byte: arrival trace '" + utf16.string() + "' is not a text file (binary? a "
+                        "UTF-16 export? save it as UTF-8)");
+}
+
 }  // namespace
 }  // namespace collsim

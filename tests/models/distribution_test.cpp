@@ -287,7 +287,7 @@ TEST(DelayCsv, UnitsFromHeaderValuesAndArgument) {
 }
 
 TEST(DelayCsv, BadFilesNameFileLineAndValue) {
-  expect_config_error([] { read_delay_samples_csv(kDelays + "missing.csv"); }, {"missing.csv", "cannot open"});
+  expect_config_error([] { read_delay_samples_csv(kDelays + "missing.csv"); }, {"missing.csv", "cannot read delay samples file"});
   expect_config_error([] { read_delay_samples_csv(kDelays + "empty.csv"); }, {"empty.csv", "no samples"});
   expect_config_error([] { read_delay_samples_csv(kDelays + "header_only.csv"); }, {"header_only.csv", "no samples"});
   expect_config_error([] { read_delay_samples_csv(kDelays + "bad_value.csv"); }, {"bad_value.csv:4", "fast"});

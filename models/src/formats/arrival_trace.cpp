@@ -7,12 +7,11 @@
 #include <optional>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <system_error>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/text_file.hpp"
 #include "collsim/models/quote.hpp"
 #include "collsim/models/units.hpp"
 #include "json_reader.hpp"
@@ -347,11 +346,7 @@ ArrivalTrace read_arrival_trace(const std::filesystem::path& file, std::optional
     throw ConfigError(fmt::format("arrival trace '{}' is a directory (give one file; concatenate NCCL Inspector's "
                                   "per-process files into one)", file.string()));
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("cannot read arrival trace '{}'", file.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_arrival_trace(text.str(), file.string(), n);
+  return parse_arrival_trace(read_text_file(file, "arrival trace", kDataFileMaxBytes), file.string(), n);
 }
 
 }  // namespace collsim

@@ -5,18 +5,17 @@
 #include <array>
 #include <cctype>
 #include <charconv>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "collsim/models/distribution.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/text_file.hpp"
 #include "collsim/models/quote.hpp"
 #include "collsim/models/units.hpp"
 #include "text.hpp"
@@ -87,11 +86,7 @@ double parse_sample(std::string_view field, double bare_unit_s, const std::strin
 
 std::vector<double> read_delay_samples_csv(const std::filesystem::path& file, std::string_view column,
                                            std::optional<double> unit_s) {
-  if (std::error_code ec; std::filesystem::is_directory(file, ec)) {
-    throw ConfigError(fmt::format("cannot open delay samples file '{}': it is a directory", file.string()));
-  }
-  std::ifstream in(file);
-  if (!in) throw ConfigError(fmt::format("cannot open delay samples file '{}': {}", file.string(), std::strerror(errno)));
+  std::istringstream in(read_text_file(file, "delay samples file", kDataFileMaxBytes));
 
   std::vector<double> samples;
   std::optional<std::size_t> column_index;  // fixed by the header, or by the first data line

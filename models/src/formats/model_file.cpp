@@ -9,7 +9,7 @@
 
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/atomic_file.hpp"
-#include "collsim/models/formats/nccl_log.hpp"
+#include "collsim/models/formats/text_file.hpp"
 #include "collsim/models/formats/yaml_reader.hpp"
 #include "collsim/models/units.hpp"
 
@@ -599,7 +599,7 @@ ModelFile parse_model_file(std::string_view yaml_text, std::string_view source) 
 }
 
 ModelFile read_model_file(const std::filesystem::path& path) {
-  const std::string text = read_log_text(path);
+  const std::string text = read_text_file(path, "", kConfigFileMaxBytes);
   ModelFile model = parse_model_file(text, path.string());
   if (model.name.empty()) model.name = path.stem().string();
   return model;

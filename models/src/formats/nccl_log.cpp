@@ -6,16 +6,13 @@
 #include <array>
 #include <cctype>
 #include <charconv>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/text_file.hpp"
 #include "collsim/models/quote.hpp"
 #include "collsim/models/units.hpp"
 #include "text.hpp"
@@ -531,17 +528,7 @@ NcclLog parse_nccl_log(std::string_view text, std::string_view source, const Ncc
   return Parser(source, options).parse(text);
 }
 
-std::string read_log_text(const std::filesystem::path& path) {
-  // Why: an ifstream opens a directory without complaint and reads nothing ("the file is empty").
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw ConfigError(fmt::format("cannot read '{}': it is a directory", path.string()));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("cannot read '{}': {}", path.string(), std::strerror(errno)));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw ConfigError(fmt::format("cannot read '{}': I/O error", path.string()));
-  return buffer.str();
-}
+std::string read_log_text(const std::filesystem::path& path) { return read_text_file(path, "", kDataFileMaxBytes); }
 
 NcclLog read_nccl_log(const std::filesystem::path& path, const NcclLogOptions& options) {
   const std::string text = read_log_text(path);

@@ -10,7 +10,7 @@
 #include <initializer_list>
 
 #include "collsim/models/error.hpp"
-#include "collsim/models/formats/nccl_log.hpp"
+#include "collsim/models/formats/text_file.hpp"
 #include "collsim/models/formats/yaml_reader.hpp"
 #include "collsim/models/quote.hpp"
 #include "collsim/models/topology.hpp"
@@ -304,7 +304,7 @@ Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_
     }
   }
   const std::string file = path.string();
-  const std::string text = read_log_text(path);  // kept: find_multiline_value reads the source
+  const std::string text = read_text_file(path, "", kConfigFileMaxBytes);  // kept: find_multiline_value reads the source
   YAML::Node root;
   try {
     root = only_document(YAML::LoadAll(text), [&](std::size_t line) {

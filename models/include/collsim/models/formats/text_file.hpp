@@ -1,0 +1,26 @@
+// Reading a whole text input file (spec, topology, model, nccl-tests log, measurement CSV, arrival
+// trace, delay samples) with the refusals every reader needs.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace collsim {
+
+/// Inputs written by people or by tools: specs, topologies and model files are a few KiB.
+inline constexpr std::uint64_t kConfigFileMaxBytes = std::uint64_t{64} << 20;
+/// Logs, CSVs and traces: a 16,384-rank trace of 10,000 iterations is ~4 GiB of CSV; the limit
+/// leaves room for that and for the parse on a 24 GiB machine.
+inline constexpr std::uint64_t kDataFileMaxBytes = std::uint64_t{8} << 30;
+
+/// The file's bytes. Throws ConfigError, naming the file (and `what` it is, when given), for a
+/// directory (an ifstream opens one and reads nothing), a file that cannot be opened, a NUL byte
+/// (with its line: a binary file, a UTF-16 export, /dev/zero) and more than `max_bytes`.
+/// Why the last two: an endless device or a pipe that never closes was read until memory ran
+/// out; NUL-free endless input stops at the limit, and a regular file above it is refused before
+/// it is read.
+std::string read_text_file(const std::filesystem::path& path, std::string_view what, std::uint64_t max_bytes);
+
+}  // namespace collsim

@@ -1,0 +1,51 @@
+#include "collsim/models/formats/text_file.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "collsim/models/error.hpp"
+#include "collsim/models/units.hpp"
+
+namespace collsim {
+
+std::string read_text_file(const std::filesystem::path& path, std::string_view what, std::uint64_t max_bytes) {
+  const std::string name = what.empty() ? fmt::format("'{}'", path.string()) : fmt::format("{} '{}'", what, path.string());
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw ConfigError(fmt::format("cannot read {}: it is a directory", name));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("cannot read {}: {}", name, std::strerror(errno)));
+  const auto too_large = [&] {
+    return ConfigError(fmt::format("cannot read {}: it is larger than {} (an endless device or pipe?)", name,
+                                   format_size(static_cast<double>(max_bytes))));
+  };
+  std::string text;
+  if (std::filesystem::is_regular_file(path, ec)) {
+    const std::uintmax_t size = std::filesystem::file_size(path, ec);
+    if (!ec && size > max_bytes) throw too_large();
+    if (!ec) text.reserve(static_cast<std::size_t>(size));
+  }
+  std::array<char, 1 << 16> chunk{};
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    const std::string_view piece(chunk.data(), got);
+    if (const std::size_t nul = piece.find('\0'); nul != std::string_view::npos) {
+      const auto line = 1 + std::count(text.begin(), text.end(), '\n') +
+                        std::count(piece.begin(), piece.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
+      throw ConfigError(fmt::format("{}:{}: a NUL byte: {} is not a text file (binary? a UTF-16 export? save it as "
+                                    "UTF-8)", path.string(), line, name));
+    }
+    if (text.size() + got > max_bytes) throw too_large();
+    text.append(piece);
+  }
+  if (in.bad()) throw ConfigError(fmt::format("cannot read {}: I/O error", name));
+  return text;
+}
+
+}  // namespace collsim
