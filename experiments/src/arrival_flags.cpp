@@ -10,6 +10,7 @@
 
 #include "collsim/experiments/args.hpp"
 #include "collsim/models/formats/arrival_yaml.hpp"
+#include "collsim/models/formats/yaml_reader.hpp"
 #include "collsim/models/distribution_params.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/units.hpp"
@@ -144,6 +145,7 @@ std::optional<ArrivalSpec> arrival_from_flags(const ArgParser& p, Rank n, std::s
     } catch (const YAML::ParserException& e) {
       throw ConfigError(fmt::format("{}: --arrival is not valid YAML: {}", command, e.msg));
     }
+    check_expanded_size(node, fmt::format("{}: --arrival", command));
     spec = parse_arrival_yaml(node, "--arrival", n, std::filesystem::current_path());
   } else {
     std::optional<DelayDistribution> delay;

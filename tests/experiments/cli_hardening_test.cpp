@@ -1,5 +1,6 @@
 // Issue 10 §5, defects 8-14: the CLI as a new user meets it (ties, directories, output paths,
 // out-of-range ranks, echoed input, plot failures, and the small ones).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -689,6 +690,40 @@ TEST(CliHardening, InputsThatAreNotTextAreRefusedAtTheirFirstNulByte) {
   expect_one_error_line(run({"advise", "-s", "1MiB", "--arrival-trace", utf16.string()}),
                         "trace.csv:1: a NUL byte: arrival trace '" + utf16.string() + "' is not a text file (binary? a "
                         "UTF-16 export? save it as UTF-8)");
+}
+
+// A dozen lines whose aliases repeat aliases ("billion laughs") expand to 9^12 values: the
+// readers walk every value, and a spec, topology, model or --arrival like this ran for hours.
+// Each is now refused at 1,000,000 values, naming the file or option; anchors used as intended
+// still work.
+TEST(CliHardening, YamlAliasBombsAreRefused) {
+  const auto bomb = [](const std::string& last_key) {
+    std::string yaml = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n";
+    for (int i = 1; i <= 12; ++i) {
+      yaml += fmt::format("a{0}: &a{0} [*a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}]\n", i, i - 1);
+    }
+    return yaml + last_key + ": *a12\n";
+  };
+  ScratchDir dir("bomb");
+  const std::string limit = "holds more than 1000000 values once its aliases are expanded";
+  const fs::path spec = dir.write("spec.yaml", "name: bomb\n" + bomb("algorithms"));
+  expect_one_error_line(run({"run", spec.string(), "--dry-run"}), "spec.yaml: the YAML " + limit);
+  const fs::path topology = dir.write("topo.yaml", "kind: nvswitch\n" + bomb("x"));
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "--topology", topology.string()}),
+                        "topo.yaml: the YAML " + limit);
+  const fs::path model = dir.write("model.yaml", bomb("x"));
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "--model", model.string()}),
+                        "model.yaml: the YAML " + limit);
+  std::string inline_bomb = "{a0: &a0 [x, x, x, x, x, x, x, x, x]";
+  for (int i = 1; i <= 12; ++i) inline_bomb += fmt::format(", a{0}: &a{0} [*a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}]", i, i - 1);
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "--arrival", inline_bomb + "}"}),
+                        "simulate: --arrival: the YAML " + limit);
+  // An anchor reused as intended: one straggler in two arrival models.
+  const fs::path anchors = dir.write(
+      "anchors.yaml", "name: anchors\nalgorithms: [ring]\nn: [8]\nsizes: [1MiB]\ntopology: nvswitch\narrival:\n"
+                      "  - {label: one, model: stragglers, stragglers: [&late {rank: 7, delay: 1ms}]}\n"
+                      "  - {label: two, model: stragglers, stragglers: [*late, {rank: 6, delay: 2ms}]}\n");
+  EXPECT_EQ(run({"run", anchors.string(), "--dry-run"}).code, 0) << run({"run", anchors.string(), "--dry-run"}).err;
 }
 
 }  // namespace

@@ -307,7 +307,7 @@ Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_
   const std::string text = read_text_file(path, "", kConfigFileMaxBytes);  // kept: find_multiline_value reads the source
   YAML::Node root;
   try {
-    root = only_document(YAML::LoadAll(text), [&](std::size_t line) {
+    root = only_document(YAML::LoadAll(text), file, [&](std::size_t line) {
       return fmt::format("{}:{}: a second YAML document starts here (after '---'); a topology file is one document",
                          file, line);
     });

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <vector>
 
 #include "collsim/models/error.hpp"
 #include "collsim/models/quote.hpp"
@@ -32,12 +33,37 @@ std::string yaml_node_label(std::string_view key_path, const YAML::Node& node) {
   return fmt::format("{} (line {})", key_path, line + 1);
 }
 
-YAML::Node only_document(const std::vector<YAML::Node>& documents,
+void check_expanded_size(const YAML::Node& root, std::string_view source) {
+  // Depth first over the expanded tree: an alias is walked again wherever it is used, as the
+  // readers walk it. Counting stops at the limit, so the check costs at most that many steps.
+  std::vector<YAML::Node> stack{root};
+  std::size_t values = 0;
+  while (!stack.empty()) {
+    const YAML::Node node = stack.back();
+    stack.pop_back();
+    if (++values > kMaxYamlValues) {
+      throw ConfigError(fmt::format("{}: the YAML holds more than {} values once its aliases are expanded (aliases "
+                                    "that repeat aliases?)", source, kMaxYamlValues));
+    }
+    if (node.IsSequence()) {
+      for (const auto& item : node) stack.push_back(item);
+    } else if (node.IsMap()) {
+      for (const auto& entry : node) {
+        stack.push_back(entry.first);
+        stack.push_back(entry.second);
+      }
+    }
+  }
+}
+
+YAML::Node only_document(const std::vector<YAML::Node>& documents, std::string_view source,
                          const std::function<std::string(std::size_t line)>& second_document) {
   for (std::size_t i = 1; i < documents.size(); ++i) {
     if (!documents[i].IsNull()) throw ConfigError(second_document(documents[i].Mark().line + 1));
   }
-  return documents.empty() ? YAML::Node() : documents.front();
+  if (documents.empty()) return YAML::Node();
+  check_expanded_size(documents.front(), source);
+  return documents.front();
 }
 
 namespace {

@@ -28,10 +28,21 @@ std::string yaml_key_path(std::string_view path, std::string_view key);
 /// "key.path (line N)" with N 1-based, or just "key.path" when the node has no position.
 std::string yaml_node_label(std::string_view key_path, const YAML::Node& node);
 
-/// The first of a file's documents (null if there is none). A second, non-empty document throws
-/// ConfigError(second_document(its 1-based line)): YAML::Load and LoadFile read the first
-/// document and silently drop the rest, so readers load all and take one through here.
-YAML::Node only_document(const std::vector<YAML::Node>& documents,
+/// Values a YAML document may hold once its aliases are expanded. A file of a dozen lines whose
+/// aliases repeat aliases ("billion laughs") expands to 9^12 values, and the readers, which walk
+/// every value, ran for hours; the largest real input (a spec listing a delay per rank of 16,384)
+/// holds tens of thousands.
+inline constexpr std::size_t kMaxYamlValues = 1'000'000;
+
+/// Throws ConfigError naming `source` when `root`, its aliases expanded, holds more than
+/// kMaxYamlValues values (it stops counting there).
+void check_expanded_size(const YAML::Node& root, std::string_view source);
+
+/// The first of a file's documents (null if there is none), checked by check_expanded_size. A
+/// second, non-empty document throws ConfigError(second_document(its 1-based line)): YAML::Load
+/// and LoadFile read the first document and silently drop the rest, so readers load all and take
+/// one through here.
+YAML::Node only_document(const std::vector<YAML::Node>& documents, std::string_view source,
                          const std::function<std::string(std::size_t line)>& second_document);
 
 /// A scalar written across lines of its file where its key expects one line.
