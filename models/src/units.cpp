@@ -40,6 +40,8 @@ double parse_with_suffix(std::string_view text, std::string_view what, std::stri
   if (!std::isfinite(value)) {
     throw ConfigError(fmt::format("{}: '{}' is not a finite {}", what, quote_excerpt(text), kind));
   }
+  // "-0ms" is zero: without this its sign reached the output ("constant(-0.0 ns)").
+  if (value == 0.0) value = 0.0;
   if (suffix.empty()) {
     if (bare == BareNumber::Rejected && value != 0.0) {
       throw ConfigError(fmt::format("{}: '{}' needs a unit (e.g. {}{})", what, quote_excerpt(text), quote_excerpt(trimmed), example));

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "collsim/models/error.hpp"
 
 namespace collsim {
@@ -15,6 +17,10 @@ TEST(Units, Durations) {
   EXPECT_DOUBLE_EQ(parse_duration_s("2min"), 120.0);
   EXPECT_DOUBLE_EQ(parse_duration_s("0"), 0.0);
   EXPECT_DOUBLE_EQ(parse_duration_s("2", "latency_s", BareNumber::BaseUnit), 2.0);
+  // A negative zero is zero, not a sign that reaches the output as "-0.0 ns".
+  EXPECT_FALSE(std::signbit(parse_duration_s("-0ms")));
+  EXPECT_FALSE(std::signbit(parse_duration_s("-0")));
+  EXPECT_FALSE(std::signbit(parse_size_bytes("-0B")));
 }
 
 TEST(Units, Sizes) {
