@@ -270,26 +270,47 @@ void SpecReader::parse(const YAML::Node& root) {
 }
 
 void SpecReader::parse_algorithms(const YAML::Node& node) {
-  if (node.IsScalar() && node.Scalar() == "all") {
-    remember(node, "algorithms");
-    // The algorithms that run on every topology: hierarchical ones run only on clusters and
-    // nvls only where the switch reduces, so `all` on other studies would otherwise fail; a
-    // study on such a topology names them. A row chosen per run (`nccl`) repeats one of the
-    // others at every point, so a study names it too.
-    for (const auto& info : all_algorithms()) {
-      if (!info.hierarchical && !info.needs_switch_reduction && !info.chosen_per_run) {
-        spec_.algorithms.emplace_back(info.name);
+  // `all`, alone or as an item (`[all, nvls, nccl]`): the algorithms that run on every topology.
+  // Hierarchical ones run only on clusters and nvls only where the switch reduces, so `all` on
+  // other studies would otherwise fail; a study on such a topology adds them by name. A row
+  // chosen per run (`nccl`) repeats one of the others at every point, so a study names it too.
+  std::vector<std::pair<std::string, int>> chosen;  // name, line of the item that brought it (-1: none)
+  bool has_all = false;
+  for (const auto& [value, path] : axis(node, "algorithms", "an algorithm name or 'all'")) {
+    const int line = value.Mark().line >= 0 ? value.Mark().line + 1 : -1;
+    const auto listed = [&](std::string_view name) {
+      return std::any_of(chosen.begin(), chosen.end(), [&](const auto& c) { return c.first == name; });
+    };
+    if (value.Scalar() == "all") {
+      if (has_all) fail(value, path, "'all' is listed twice");
+      has_all = true;
+      for (const auto& info : all_algorithms()) {
+        if (info.hierarchical || info.needs_switch_reduction || info.chosen_per_run) continue;
+        if (listed(info.name)) fail(value, path, fmt::format("'all' includes {}, which is listed before it", info.name));
+        chosen.emplace_back(info.name, line);
       }
+      continue;
     }
-    return;
-  }
-  for (const auto& [value, path] : axis(node, "algorithms", "an algorithm name")) {
     try {
       find_algorithm(value.Scalar());
     } catch (const ConfigError& e) {
       fail(value, path, e.what());
     }
-    spec_.algorithms.push_back(value.Scalar());
+    if (listed(value.Scalar())) {
+      fail(value, path, fmt::format("{} is listed twice in the sweep axis 'algorithms'{}", value.Scalar(),
+                                    has_all ? " ('all' includes every algorithm that runs on every topology: "
+                                              "every one but nvls, nccl and the hierarchical ones)"
+                                            : ""));
+    }
+    chosen.emplace_back(value.Scalar(), line);
+  }
+  // Lines by position in the expanded list, where the errors about algorithms[i] look them up.
+  if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i) spec_.lines.erase(fmt::format("algorithms[{}]", i));
+  }
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    spec_.algorithms.push_back(chosen[i].first);
+    if (node.IsSequence() && chosen[i].second >= 0) spec_.lines[fmt::format("algorithms[{}]", i)] = chosen[i].second;
   }
 }
 

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/models/error.hpp"
@@ -165,6 +167,38 @@ TEST(Spec, AllLeavesOutTheRowChosenPerRun) {
   for (const auto& a : spec.algorithms) EXPECT_FALSE(find_algorithm(a).chosen_per_run) << a;
   const ExperimentSpec named = parse_and_validate("name: t\nalgorithms: [nccl]\nn: 8\n");
   EXPECT_EQ(named.algorithms.front(), "nccl");
+}
+
+// `all` as an item adds what `all` leaves out to every flat algorithm: a study on a DGX H100
+// names NVLS (the H100 default) and NCCL's choice next to it, without listing the ten others.
+// A name that `all` already brings, or `all` twice, is an error at its own item; later errors
+// about an algorithm name the line of the item that brought it.
+TEST(Spec, AllAsAnItemOfTheList) {
+  const ExperimentSpec every = parse_and_validate("name: t\nalgorithms: all\nn: 8\n");
+  const ExperimentSpec more = parse_and_validate("name: t\nalgorithms: [all, nvls, nccl]\nn: 8\ntopology: dgx_h100\n");
+  std::vector<std::string> expected = every.algorithms;
+  expected.insert(expected.end(), {"nvls", "nccl"});
+  EXPECT_EQ(more.algorithms, expected);
+  EXPECT_EQ(more.where("algorithms[0]"), "test.yaml: algorithms[0] (line 2): ");
+  EXPECT_EQ(parse_and_validate("name: t\nalgorithms:\n  - nvls\n  - all\nn: 8\ntopology: dgx_h100\n").algorithms.front(), "nvls");
+  expect_error("name: t\nalgorithms: [all, ring]\nn: 4\n", {"algorithms[1]", "line 2", "ring is listed twice", "'all' includes"});
+  expect_error("name: t\nalgorithms:\n  - ring\n  - all\nn: 4\n", {"algorithms[1]", "line 4", "'all' includes ring, which is listed before it"});
+  expect_error("name: t\nalgorithms: [all, all]\nn: 4\n", {"algorithms[1]", "'all' is listed twice"});
+  // nvls on a switch that cannot reduce: the error names the line of the nvls item.
+  expect_error("name: t\nalgorithms:\n  - all\n  - nvls\nn: 8\n", {"line 4", "nvls"});
+}
+
+// Every spec the repository ships loads and validates (plot scripts included): a shipped study
+// that fails on its first line is a broken promise of the README.
+TEST(Spec, EveryShippedSpecLoads) {
+  std::size_t count = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(COLLSIM_SOURCE_DIR) + "/configs/experiments")) {
+    if (entry.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(entry.path().string());
+    EXPECT_NO_THROW(load_spec(entry.path(), true));
+    ++count;
+  }
+  EXPECT_GE(count, 30u);
 }
 
 TEST(Spec, ExecutionAndLaunchKeys) {
