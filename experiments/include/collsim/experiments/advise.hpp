@@ -36,6 +36,11 @@ struct AdviseEntry {
   std::size_t rank_by_mean = 0;     ///< 1 = lowest mean; tied means share a rank
 };
 
+/// A studied algorithm that beats the best baseline by less than this (relative) is recommended
+/// with a note that the baseline does as well: the model's error against measurements is larger
+/// (README, "Calibration").
+inline constexpr double kSmallMargin = 0.01;
+
 /// Two times within this relative distance are a tie: engines agree to ~1e-12, so a smaller
 /// difference is rounding, and "X beats Y" or "1.00x faster" drawn from it would be false.
 inline constexpr double kAdviseTieRelative = 1e-9;
