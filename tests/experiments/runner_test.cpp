@@ -494,6 +494,28 @@ TEST(Checkpoint, AnotherBuildHasAnotherFingerprint) {
   fs::remove_all(dir);
 }
 
+// Every journal line carries a checksum of its body: a line whose body changed after it was
+// written (a bit flip, a hand edit) still decodes, and would resume a unit with results nobody
+// computed. Such a line is dropped and the unit runs again.
+TEST(Checkpoint, ALineWhoseChecksumNoLongerMatchesIsIgnored) {
+  UnitResult u;
+  u.unit = 3;
+  u.trial_end = 1;
+  u.trials = {{0.5, 1.0, 0.5, 3, false, 8}};
+  const fs::path dir = fresh_dir("checksum");
+  Checkpoint(checkpoint_path(dir), "abc").append(u);
+  ASSERT_EQ(Checkpoint(checkpoint_path(dir), "abc").load().size(), 1u);  // the record as written resumes
+  std::string journal = read(checkpoint_path(dir));
+  const auto body = journal.find("U 3 ");
+  ASSERT_NE(body, std::string::npos) << journal;
+  journal[body + 2] = '4';  // still a valid record, of another unit
+  std::ofstream(checkpoint_path(dir), std::ios::trunc) << journal;
+  Checkpoint edited(checkpoint_path(dir), "abc");
+  EXPECT_TRUE(edited.load().empty());
+  EXPECT_FALSE(edited.discarded());  // the header still matches: only the line is dropped
+  fs::remove_all(dir);
+}
+
 TEST(Output, AtomicWritesLeaveNoPartialFile) {
   const ExperimentSpec spec = make_spec("name: t\nalgorithms: [ring]\nn: 4\n");
   const SweepGrid grid(spec);

@@ -312,6 +312,21 @@ TEST(SpecErrors, BadValues) {
   expect_error(kMinimal + "plot: [/no/such/plot.py]\n", {"plot", "line 4", "/no/such/plot.py"});
 }
 
+// validate() is also called on specs built in code (advise fills one from its flags), where the
+// parser's check of n never ran: it refuses n < 2 itself, also when unsupported (algorithm, n)
+// pairs are to be skipped (no row is an AllReduce of one rank).
+TEST(SpecErrors, ValidateRefusesNBelowTwoInASpecBuiltInCode) {
+  ExperimentSpec spec = parse_spec(kMinimal, "test.yaml", {});
+  spec.n = {8, 1};
+  spec.skip_unsupported = true;
+  try {
+    validate(spec);
+    ADD_FAILURE() << "n = 1 was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("n = 1 is not supported"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Spec, LateRanksAndAgreementCost) {
   const ExperimentSpec plain = parse_and_validate(kMinimal);
   EXPECT_EQ(plain.late_ranks, 1u);

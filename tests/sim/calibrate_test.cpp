@@ -21,6 +21,7 @@
 #include "collsim/sim/nccl_choice.hpp"
 #include "collsim/sim/replay_engine.hpp"
 #include "collsim/sim/schedule_cost.hpp"
+#include "sim_test_support.hpp"
 #include "test_support.hpp"
 
 namespace collsim {
@@ -29,6 +30,8 @@ namespace {
 using test::TempDir;
 using test::error_of;
 using test::expect_contains;
+using test::hand;
+using test::tx;
 
 std::filesystem::path log_path(const std::string& name) {
   return std::filesystem::path(COLLSIM_TEST_DATA_DIR) / "nccl-tests" / name;
@@ -162,6 +165,40 @@ TEST(ScheduleCost, CountsLaunchesAndAgreesWithTheReplayEngine) {
 
 TEST(ScheduleCost, RejectsBadSize) {
   EXPECT_THROW(schedule_cost_coefficients(collective_schedule(Collective::AllReduce, 4, "ring"), -1, LinkModel{}), ConfigError);
+}
+
+// The linear form at the parameters it was walked at, over an exact replay of `s` on a
+// non-blocking NVSwitch with link `l`: 1 when the walk found the true critical path and charged
+// it what the replay charges.
+double linear_over_replay(const Schedule& s, double size_bytes, const LinkModel& l) {
+  RunConfig config;
+  config.size_bytes = size_bytes;
+  config.topology = make_nvswitch(s.n, l);
+  const double replayed = ReplayEngine().run(s, config).time_s;
+  return linear_time_s(schedule_cost_coefficients(s, size_bytes, l), l) / replayed;
+}
+
+// A schedule whose longest path in hops is not its longest in bytes: rank 0 sends all four
+// chunks to rank 1 at once while ranks 2 and 3 pass single chunks back and forth for three
+// rounds. With a large alpha and a small buffer the three-hop chain is the critical path; a walk
+// that compared paths by their bytes alone would report the one-hop transfer.
+TEST(ScheduleCost, CriticalPathCountsLatencyWhenHopsAndBytesDisagree) {
+  const Schedule s = hand(4, 4, 1, {{{tx(0, 1, 0, 4), tx(2, 3, 0)}, {tx(3, 2, 1)}, {tx(2, 3, 2)}}});
+  const LinkModel l = link(10e-6, 1e11);
+  const CostCoefficients c = schedule_cost_coefficients(s, 4096, l);
+  EXPECT_DOUBLE_EQ(c.latency, 3.0);
+  EXPECT_DOUBLE_EQ(c.bytes, 3.0 * 1024);
+  EXPECT_NEAR(linear_over_replay(s, 4096, l), 1.0, 1e-9);
+}
+
+// With two ports a rank sends two transfers in one round; they share its NVSwitch port, so each
+// takes as long as the port's bytes of the round (both chunks), not its own chunk's bytes.
+TEST(ScheduleCost, TransfersSharingAPortAreChargedThePortsBytes) {
+  const Schedule s = hand(3, 2, 2, {{{tx(0, 1, 0), tx(0, 2, 1)}}});
+  const LinkModel l = link(3e-6, 450e9);
+  const double size = 1 << 20;
+  EXPECT_DOUBLE_EQ(schedule_cost_coefficients(s, size, l).bytes, size);
+  EXPECT_NEAR(linear_over_replay(s, size, l), 1.0, 1e-9);
 }
 
 // A collsim-cuda CSV generated from known parameters through the ring closed form, three

@@ -156,5 +156,14 @@ TEST(Metrics, HiddenDelayFraction) {
   EXPECT_DOUBLE_EQ(hidden_delay_fraction(10.0, 12.0, 0.0), 0.0);
 }
 
+// The fraction is cleared only when it is rounding noise: a delay hidden by a thousandth is a
+// result and must be reported, while two times that differ in their last bits are not.
+TEST(Metrics, HiddenDelayFractionClearsRoundingNoiseOnly) {
+  EXPECT_NEAR(hidden_delay_fraction(10.0, 14.995, 5.0), 0.001, 1e-12);
+  EXPECT_NEAR(hidden_delay_fraction(1.0, 1.0 + 2e-6, 1e-3), 0.998, 1e-9);
+  // 0.1 + 0.2 is 0.30000000000000004: a "hidden" fraction of ~3e-16 that is none.
+  EXPECT_EQ(hidden_delay_fraction(0.1, 0.3, 0.2), 0.0);
+}
+
 }  // namespace
 }  // namespace collsim
