@@ -185,8 +185,10 @@ def read_results(results_dir, name="results.csv", require=()):
 
 
 def resolved_value(results_dir, key):
-    """A top-level or link scalar (e.g. 'alpha', 'bandwidth') from config.resolved.yaml as float,
-    or None when the file or key is absent. A line scan: PyYAML is not a dependency."""
+    """A top-level or link scalar (e.g. 'alpha', 'bandwidth') from config.resolved.yaml as float
+    in base units, or None when the file or key is absent. The file writes base units with their
+    suffix ('3e-06s', '483183820800Bps'); float() alone refused those, and the paper formula was
+    never drawn. A line scan: PyYAML is not a dependency."""
     path = os.path.join(results_dir, "config.resolved.yaml")
     if not os.path.exists(path):
         return None
@@ -194,8 +196,13 @@ def resolved_value(results_dir, key):
         for line in handle:
             text = line.split("#", 1)[0].strip()
             if text.startswith(key + ":"):
+                value = text.split(":", 1)[1].strip().strip("'\"")
+                for unit in ("Bps", "B", "s"):  # base units only: the file writes nothing else
+                    if value.endswith(unit):
+                        value = value[: -len(unit)]
+                        break
                 try:
-                    return float(text.split(":", 1)[1].strip().strip("'\""))
+                    return float(value)
                 except ValueError:
                     return None
     return None
