@@ -101,8 +101,8 @@ def algorithm_table():
     """The algorithm table as `collsim algorithms --json` prints it (a list of dicts with name,
     summary, reference, role, straggler_aware, ...), or None when the plot is not given the
     collsim binary. Plots never guess where the binary is: it comes from the COLLSIM_BIN
-    environment variable, which scripts/run_default_study.sh exports (so the plot scripts that
-    `collsim run` starts inherit it). A binary that fails is an error, not a silent fallback."""
+    environment variable, which collsim sets to itself when the caller has not (so the plot
+    scripts that `collsim run` starts inherit it). A binary that fails is an error, not a silent fallback."""
     if _table:
         return _table[0]
     binary = os.environ.get("COLLSIM_BIN")
