@@ -113,11 +113,9 @@ AdviseResult advise(AdviseRequest request, const EngineFactory& engines) {
   // As run refuses a study: a mistyped -n (advise takes up to 2^20) grew for minutes and ended in
   // "out of memory", naming nothing, or in the kernel's OOM killer.
   const StudyPlan plan = plan_study(grid, engines);
-  if (request.memory_limit.bytes > 0) {
-    const std::string refusal =
-        run_memory_refusal(plan, request.memory_limit, "advise", "lower -n or leave that algorithm out of --algorithms");
-    if (!refusal.empty()) throw ConfigError(refusal);
-  }
+  const std::string refusal =
+      run_memory_refusal(plan, request.memory_limit, "advise", "lower -n or leave that algorithm out of --algorithms");
+  if (!refusal.empty()) throw ConfigError(refusal);
   RunnerOptions options;
   options.engine_factory = engines;
   if (plan.cpu_s >= request.progress_min_cpu_s) options.progress = request.progress;

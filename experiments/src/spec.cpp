@@ -275,12 +275,12 @@ void SpecReader::parse_algorithms(const YAML::Node& node) {
   // other studies would otherwise fail; a study on such a topology adds them by name. A row
   // chosen per run (`nccl`) repeats one of the others at every point, so a study names it too.
   std::vector<std::pair<std::string, int>> chosen;  // name, line of the item that brought it (-1: none)
+  const auto listed = [&](std::string_view name) {
+    return std::any_of(chosen.begin(), chosen.end(), [&](const auto& c) { return c.first == name; });
+  };
   bool has_all = false;
   for (const auto& [value, path] : axis(node, "algorithms", "an algorithm name or 'all'")) {
     const int line = value.Mark().line >= 0 ? value.Mark().line + 1 : -1;
-    const auto listed = [&](std::string_view name) {
-      return std::any_of(chosen.begin(), chosen.end(), [&](const auto& c) { return c.first == name; });
-    };
     if (value.Scalar() == "all") {
       if (has_all) fail(value, path, "'all' is listed twice");
       has_all = true;

@@ -16,6 +16,7 @@
 #include "collsim/models/formats/atomic_file.hpp"
 #include "collsim/models/formats/measurement_csv.hpp"
 #include "collsim/models/formats/nccl_log.hpp"
+#include "collsim/models/formats/text_file.hpp"
 #include "collsim/models/quote.hpp"
 #include "collsim/models/units.hpp"
 #include "collsim/sim/nccl_choice.hpp"
@@ -553,7 +554,7 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
   CalibrationReport report;
   report.options = options;
   for (const auto& path : files) {
-    const std::string text = read_log_text(path);
+    const std::string text = read_text_file(path, "", kDataFileMaxBytes);
     CalibrationInput input;
     input.path = path.string();
     input.file = path.filename().string();

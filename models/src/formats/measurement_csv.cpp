@@ -13,6 +13,7 @@
 
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/nccl_log.hpp"
+#include "collsim/models/formats/text_file.hpp"
 #include "collsim/models/quote.hpp"
 #include "text.hpp"
 
@@ -213,7 +214,7 @@ MeasurementCsv parse_measurement_csv(std::string_view text, std::string_view sou
 }
 
 MeasurementCsv read_measurement_csv(const std::filesystem::path& path) {
-  const std::string text = read_log_text(path);
+  const std::string text = read_text_file(path, "", kDataFileMaxBytes);
   return parse_measurement_csv(text, path.string());
 }
 

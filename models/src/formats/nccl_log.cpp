@@ -528,10 +528,9 @@ NcclLog parse_nccl_log(std::string_view text, std::string_view source, const Ncc
   return Parser(source, options).parse(text);
 }
 
-std::string read_log_text(const std::filesystem::path& path) { return read_text_file(path, "", kDataFileMaxBytes); }
 
 NcclLog read_nccl_log(const std::filesystem::path& path, const NcclLogOptions& options) {
-  const std::string text = read_log_text(path);
+  const std::string text = read_text_file(path, "", kDataFileMaxBytes);
   return parse_nccl_log(text, path.string(), options);
 }
 

@@ -89,7 +89,4 @@ NcclLog parse_nccl_log(std::string_view text, std::string_view source,
 /// parse_nccl_log otherwise (`source` is the path).
 NcclLog read_nccl_log(const std::filesystem::path& path, const NcclLogOptions& options = {});
 
-/// Reads a whole log or CSV file. Throws ConfigError naming the path when it cannot be read.
-std::string read_log_text(const std::filesystem::path& path);
-
 }  // namespace collsim
