@@ -28,18 +28,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <cstdio>
 #include <ctime>
 #include <exception>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "collsim/algorithms/registry.hpp"
+#include "collsim/models/arrival.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/topology.hpp"
+#include "collsim/sim/metrics.hpp"
 #include "collsim/sim/replay_engine.hpp"
 
 namespace {
@@ -185,11 +185,7 @@ Run run_once(const collsim::Schedule& schedule, const collsim::Topology& topolog
   config.start = collsim::StartMode::Barrier;
   config.arrival_s.assign(schedule.n, 0.0);
   config.arrival_s.back() = delay_s;
-  if (nudge_seed > 0) {
-    std::mt19937_64 draw(nudge_seed);
-    std::uniform_real_distribution<double> picoseconds(0.0, 1e-12);
-    for (double& a : config.arrival_s) a += picoseconds(draw);
-  }
+  if (nudge_seed > 0) config.arrival_s = collsim::nudged_arrivals(config.arrival_s, nudge_seed, 1e-12);
   config.reshare_interval_s = interval_s;
   collsim::ReplayOptions options;
   options.bundle_flows = !per_flow;
@@ -246,11 +242,7 @@ int main(int argc, char** argv) {
         const collsim::Topology over_topology = resized(options.over, n);
         const Run over = run_once(schedule, over_topology, options.delay_s, options.per_flow, options.interval_s);
         const auto largest_difference = [&over](const Run& other) {
-          double worst = 0;
-          for (std::size_t r = 0; r < over.finish_s.size(); ++r) {
-            worst = std::max(worst, std::abs(over.finish_s[r] - other.finish_s[r]) / std::abs(other.finish_s[r]));
-          }
-          return worst;
+          return collsim::largest_relative_difference(over.finish_s, other.finish_s);
         };
         std::string diff;
         if (options.check) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <ostream>
 
@@ -28,6 +29,34 @@
 namespace collsim {
 namespace {
 
+// A 1 ps move of the arrivals (simulate --spread): far below any real timing noise, and
+// 1.7e-11 of a 60 ms run, so a well-conditioned model moves its answer by about as much.
+constexpr double kSpreadNudge_s = 1e-12;
+constexpr std::uint64_t kMaxSpreadRuns = 1000;
+
+// How far the finish times of `runs` runs with every arrival moved by at most kSpreadNudge_s
+// are from `result`'s: the largest relative and absolute difference of a rank's finish time.
+struct Spread {
+  double relative = 0;
+  double absolute_s = 0;
+};
+Spread measure_spread(Engine& engine, const Schedule& schedule, RunConfig config, const RunResult& result,
+                      std::uint64_t runs, std::uint64_t seed) {
+  Spread spread;
+  const std::vector<double> arrival_s = config.arrival_s;
+  config.record_trace = false;
+  for (std::uint64_t k = 1; k <= runs; ++k) {
+    // Draws of their own: the run's --seed, offset so that no two of these share one.
+    config.arrival_s = nudged_arrivals(arrival_s, seed * (kMaxSpreadRuns + 1) + k, kSpreadNudge_s);
+    const RunResult moved = engine.run(schedule, config);
+    spread.relative = std::max(spread.relative, largest_relative_difference(moved.finish_s, result.finish_s));
+    for (std::size_t r = 0; r < moved.finish_s.size(); ++r) {
+      spread.absolute_s = std::max(spread.absolute_s, std::abs(moved.finish_s[r] - result.finish_s[r]));
+    }
+  }
+  return spread;
+}
+
 double peak_rss_bytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -49,8 +78,11 @@ std::string json_array(const std::vector<double>& values) {
 int simulate_iterations(const ArgParser& parser, const std::string& algorithm, const ArrivalSpec& arrival_spec,
                         AlgorithmOptions options, RunConfig config, std::uint64_t seed, std::ostream& out) {
   const auto wall_start = std::chrono::steady_clock::now();
-  if (parser.get_optional("trace")) {
-    throw ConfigError("simulate: --trace records one run; with --arrival-trace add --iteration K");
+  for (const char* one_run : {"trace", "spread"}) {
+    if (parser.flag_set(one_run)) {
+      throw ConfigError(fmt::format("simulate: --{} {} applies to one run; with --arrival-trace add --iteration K", one_run,
+                                    parser.get(one_run)));
+    }
   }
   ArrivalProcess process(arrival_spec, options.n, seed);
   if (!options.straggler) options.straggler = arrival_spec.schedule_straggler(arrival_spec.expected_stragglers());
@@ -149,6 +181,11 @@ int simulate_command(const Args& args, std::ostream& out) {
               "replay's approximate mode: after a bandwidth solve, flows that start or finish within DURATION wait "
               "for the next solve (e.g. 100ns; README \"Approximate mode\")",
               "0")
+      .option("spread", "", "K",
+              "also run K times with every arrival moved by at most 1 ps and report how far the finish times move: "
+              "the model's own precision for this run (~1e-11 when well-conditioned; README \"Exact, where the "
+              "model is\")",
+              "0")
       .option("trace", "", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
       .option("max-schedule-memory", "", "SIZE", "refuse an -n whose run (its ranks, the schedule, and the engine's index of it where it builds one) is estimated to need more memory (at most this machine's memory)",
               format_size(kDefaultScheduleMemoryLimit_bytes))
@@ -205,6 +242,10 @@ int simulate_command(const Args& args, std::ostream& out) {
     }
   }
   const auto seed = parse_unsigned(parser.get("seed"), "--seed");
+  const auto spread_runs = parse_unsigned(parser.get("spread"), "--spread");
+  if (spread_runs > kMaxSpreadRuns) {
+    throw ConfigError(fmt::format("--spread: {} is not in 0..{} (each is a whole run)", spread_runs, kMaxSpreadRuns));
+  }
 
   // A flag that cannot apply is an error naming both, never silently ignored.
   const std::string topology = parser.get("topology");
@@ -360,6 +401,7 @@ int simulate_command(const Args& args, std::ostream& out) {
   const Rank expected_straggler =
       find_algorithm(parser.get("algo")).relabel_at_run_time ? straggler : options.straggler.value_or(options.n - 1);
   const RunMetrics metrics = compute_metrics(result, config.arrival_s, config.size_bytes, options.n);
+  const Spread spread = spread_runs > 0 ? measure_spread(*engine, schedule, config, result, spread_runs, seed) : Spread{};
   if (auto path = parser.get_optional("trace")) write_chrome_trace(*path, schedule, result, config.arrival_s, config.size_bytes);
 
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -369,14 +411,17 @@ int simulate_command(const Args& args, std::ostream& out) {
         "\"nccl_algorithm\":{},\"nccl_protocol\":{},\"execution\":\"{}\",\"launch_s\":{},\"seed\":{},"
         "\"arrival\":{},\"straggler\":{},\"expected_straggler\":{},\"delay_s\":{},\"time_s\":{},\"time_after_last_arrival_s\":{},"
         "\"hidden_delay_fraction\":{},\"algbw_GBps\":{},\"busbw_GBps\":{},\"bandwidth_basis\":\"time_after_last_arrival_s\","
-        "\"arrival_s\":{},\"finish_s\":{},\"idle_s\":{},\"transfers\":{},\"reshare_interval_s\":{},\"wall_s\":{},\"peak_rss_bytes\":{}}}\n",
+        "\"arrival_s\":{},\"finish_s\":{},\"idle_s\":{},\"transfers\":{},\"reshare_interval_s\":{},\"spread_runs\":{},\"spread\":{},\"spread_s\":{},"
+        "\"wall_s\":{},\"peak_rss_bytes\":{}}}\n",
         json_string(parser.get("algo")), options.n, json_number(config.size_bytes), json_string(config.topology.name),
         json_string(engine->name()), start_mode_name(config.start), nccl ? json_string(nccl->algorithm) : "null",
         nccl ? json_string(nccl->protocol) : "null", execution_style_name(config.execution.style),
         json_number(config.execution.launch_s), seed, json_string(arrival_spec.describe()),
         straggler, expected_straggler, json_number(delay_s), json_number(result.time_s), json_number(result.time_after_last_arrival_s),
         hidden ? json_number(*hidden) : "null", json_number(metrics.algbw_GBps), json_number(metrics.busbw_GBps), json_array(config.arrival_s),
-        json_array(result.finish_s), json_array(metrics.idle_s), result.transfers, json_number(config.reshare_interval_s), json_number(wall_s),
+        json_array(result.finish_s), json_array(metrics.idle_s), result.transfers, json_number(config.reshare_interval_s),
+        spread_runs, spread_runs > 0 ? json_number(spread.relative) : "null", spread_runs > 0 ? json_number(spread.absolute_s) : "null",
+        json_number(wall_s),
         json_number(peak_rss_bytes()));
   } else {
     out << fmt::format("{} n={} size={} topology={} engine={} start={}", parser.get("algo"), options.n,
@@ -399,6 +444,11 @@ int simulate_command(const Args& args, std::ostream& out) {
     if (hidden) out << fmt::format("  share of the delay hidden:           {:.1f} %\n", 100.0 * *hidden);
     out << fmt::format("  algbw {:.2f} GB/s, busbw {:.2f} GB/s (on the time after the last arrival)\n", metrics.algbw_GBps,
                        metrics.busbw_GBps);
+    if (spread_runs > 0) {
+      out << fmt::format("  spread: {} runs with the arrivals moved by up to 1 ps finish up to {:.1e} ({}) from this one{}\n",
+                         spread_runs, spread.relative, format_duration(spread.absolute_s),
+                         spread.relative > 1e-9 ? "; the model amplifies tiny differences here, so read the times to that precision" : "");
+    }
     out << fmt::format("  {} transfers simulated, wall {}, peak RSS {:.0f} MiB\n", result.transfers, format_duration(wall_s),
                        peak_rss_bytes() / (1024.0 * 1024.0));
   }

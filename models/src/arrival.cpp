@@ -306,4 +306,16 @@ Arrivals make_arrivals(const ArrivalSpec& spec, std::uint32_t n, std::uint64_t i
   return process.at(iteration);
 }
 
+std::vector<double> nudged_arrivals(const std::vector<double>& arrival_s, std::uint64_t seed, double max_s) {
+  COLLSIM_ASSERT(max_s >= 0, "negative nudge");
+  Rng rng(seed);
+  std::vector<double> out(arrival_s);
+  for (double& a : out) a += max_s * uniform01(rng);
+  if (!out.empty()) {
+    const double first = *std::min_element(out.begin(), out.end());
+    for (double& a : out) a -= first;
+  }
+  return out;
+}
+
 }  // namespace collsim

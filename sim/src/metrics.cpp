@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "collsim/models/collective.hpp"
+#include "collsim/models/error.hpp"
 
 namespace collsim {
 
@@ -55,6 +56,16 @@ double hidden_delay_fraction(double time_no_delay_s, double time_with_delay_s, d
   // Rounding in the two completion times must not show up as "-7e-16 of the delay hidden".
   constexpr double kNoise = 1e-12;
   return std::abs(fraction) < kNoise ? 0.0 : fraction;
+}
+
+double largest_relative_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  COLLSIM_ASSERT(a.size() == b.size(), "finish times of runs of different sizes");
+  double worst = 0;
+  for (std::size_t r = 0; r < a.size(); ++r) {
+    const double diff = std::abs(a[r] - b[r]);
+    worst = std::max(worst, b[r] != 0 ? diff / std::abs(b[r]) : diff);
+  }
+  return worst;
 }
 
 }  // namespace collsim

@@ -17,15 +17,10 @@
 namespace collsim {
 namespace {
 
+using test::json_field;
 using test::run;
 
 const std::string kSmall = std::string(COLLSIM_TEST_DATA_DIR) + "/arrivals/small.csv";
-
-double json_field(const std::string& json, const std::string& key) {
-  const auto pos = json.find("\"" + key + "\":");
-  EXPECT_NE(pos, std::string::npos) << key;
-  return pos == std::string::npos ? -1.0 : std::stod(json.substr(pos + key.size() + 3));
-}
 
 std::string read(const std::string& path) {
   std::ifstream in(path);

@@ -17,6 +17,7 @@ namespace collsim {
 namespace {
 
 using test::CliRun;
+using test::json_field;
 using test::run;
 
 TEST(Cli, HelpForEveryCommand) {
@@ -86,12 +87,6 @@ TEST(Cli, ScheduleStatsAndText) {
   EXPECT_NE(stats.out.find("\"generate_s\":"), std::string::npos);
   const auto text = run({"schedule", "--algo", "ring", "-n", "4"});
   EXPECT_NE(text.out.find("0->1 +c3"), std::string::npos) << text.out;
-}
-
-double json_field(const std::string& json, const std::string& key) {
-  const auto pos = json.find("\"" + key + "\":");
-  EXPECT_NE(pos, std::string::npos) << key;
-  return pos == std::string::npos ? -1.0 : std::stod(json.substr(pos + key.size() + 3));
 }
 
 TEST(Cli, SimulateEnginesAgreeAndReportTheDocumentedFields) {

@@ -2,6 +2,8 @@
 // the CLI tests of every subcommand do.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,6 +21,13 @@ inline CliRun run(std::vector<std::string> args) {
   std::ostringstream out, err;
   const int code = run_cli(args, out, err);
   return {code, out.str(), err.str()};
+}
+
+/// The number after "key": in one JSON object printed by a command (-1 and a failure if absent).
+inline double json_field(const std::string& json, const std::string& key) {
+  const auto pos = json.find("\"" + key + "\":");
+  EXPECT_NE(pos, std::string::npos) << key;
+  return pos == std::string::npos ? -1.0 : std::stod(json.substr(pos + key.size() + 3));
 }
 
 }  // namespace collsim::test

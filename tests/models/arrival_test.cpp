@@ -273,5 +273,24 @@ TEST(ArrivalValidation, BadSpecsNameKeyAndValue) {
   expect_config_error([&] { explicit_spec.validate(); }, {"arrival.stragglers", "explicit"});
 }
 
+// The inputs of simulate --spread: each rank moved by at most the nudge, the first at 0 again,
+// the same draws for the same seed and others for another.
+TEST(Arrivals, NudgedArrivalsMoveEachRankByAtMostTheNudge) {
+  const std::vector<double> arrival_s{0.0, 30e-3, 1e-6, 0.0};
+  const std::vector<double> a = nudged_arrivals(arrival_s, 7, 1e-12);
+  ASSERT_EQ(a.size(), arrival_s.size());
+  EXPECT_EQ(*std::min_element(a.begin(), a.end()), 0.0);
+  bool moved = false;
+  for (std::size_t r = 0; r < a.size(); ++r) {
+    EXPECT_LE(std::abs(a[r] - arrival_s[r]), 1e-12) << r;
+    moved = moved || a[r] != arrival_s[r];
+  }
+  EXPECT_TRUE(moved);
+  EXPECT_EQ(nudged_arrivals(arrival_s, 7, 1e-12), a);
+  EXPECT_NE(nudged_arrivals(arrival_s, 8, 1e-12), a);
+  EXPECT_EQ(nudged_arrivals(arrival_s, 7, 0.0), arrival_s);
+  EXPECT_TRUE(nudged_arrivals({}, 7, 1e-12).empty());
+}
+
 }  // namespace
 }  // namespace collsim

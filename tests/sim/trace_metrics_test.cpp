@@ -165,5 +165,15 @@ TEST(Metrics, HiddenDelayFractionClearsRoundingNoiseOnly) {
   EXPECT_EQ(hidden_delay_fraction(0.1, 0.3, 0.2), 0.0);
 }
 
+// simulate --spread reads finish times through this: relative where the reference is not 0,
+// absolute where it is, and the largest over all ranks.
+TEST(Metrics, LargestRelativeDifference) {
+  EXPECT_EQ(largest_relative_difference({1.0, 2.0}, {1.0, 2.0}), 0.0);
+  EXPECT_EQ(largest_relative_difference({1.0, 2.5}, {1.0, 2.0}), 0.25);
+  EXPECT_EQ(largest_relative_difference({0.75, 2.0}, {1.0, 2.0}), 0.25);
+  EXPECT_EQ(largest_relative_difference({0.5, 2.0}, {0.0, 2.0}), 0.5);
+  EXPECT_EQ(largest_relative_difference({1.0, 2.0, 3.75}, {1.25, 2.0, 3.0}), 0.25);
+}
+
 }  // namespace
 }  // namespace collsim

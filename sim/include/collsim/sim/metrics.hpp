@@ -26,4 +26,8 @@ RunMetrics compute_metrics(const RunResult& result, const std::vector<double>& a
 /// completion time. Returns 0 when d == 0.
 double hidden_delay_fraction(double time_no_delay_s, double time_with_delay_s, double delay_s);
 
+/// The largest |a[r] - b[r]| / |b[r]| over the ranks (a difference from a zero b[r] counts whole):
+/// how far two runs' finish times are apart. Both must have the same size.
+double largest_relative_difference(const std::vector<double>& a, const std::vector<double>& b);
+
 }  // namespace collsim
