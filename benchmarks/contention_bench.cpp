@@ -16,15 +16,15 @@
 // two builds of the engine can be compared rank by rank (scripts/compare_finish_times.py).
 // --reshare-interval-ns T runs the contended case in the approximate mode (RunConfig::
 // reshare_interval_s = T ns); with --check, rel_diff is then against the exact bundled solver.
-// --spread K runs the contended case K more times with every rank's arrival moved by a draw of
-// up to 1 ps, and prints the largest relative finish-time difference against the unmoved run:
-// the model's own sensitivity. Where it exceeds 1e-9, no solver can promise agreement to 1e-9
-// with another (docs/performance.md, "Eighth pass"), since moving an input by 1 ps moves the
-// answer more than that.
+// --sensitivity K runs the contended case K more times with every rank's arrival moved by a draw
+// of up to 1 ps (measure_sensitivity), and prints the largest relative finish-time difference
+// against the unmoved run: the model's own sensitivity. Where it exceeds 1e-9, no solver can be
+// held to another to 1e-9 (docs/performance.md, "Eighth pass"), since moving an input by 1 ps
+// moves the answer more than that.
 //
 // usage: collsim_bench_contention [--min-n N] [--max-n N] [--algorithms A,B,...] [--delay-ms D] [--per-flow]
 //                                 [--fabrics FLAT,OVER] [--check] [--finish-times FILE]
-//                                 [--reshare-interval-ns T] [--spread K]
+//                                 [--reshare-interval-ns T] [--sensitivity K]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -36,18 +36,18 @@
 #include <vector>
 
 #include "collsim/algorithms/registry.hpp"
-#include "collsim/models/arrival.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/topology.hpp"
 #include "collsim/sim/metrics.hpp"
 #include "collsim/sim/replay_engine.hpp"
+#include "collsim/sim/sensitivity.hpp"
 
 namespace {
 
 constexpr const char* kUsage =
     "usage: collsim_bench_contention [--min-n N] [--max-n N] [--algorithms A,B,...] [--delay-ms D] [--per-flow]\n"
     "                                [--fabrics FLAT,OVER] [--check] [--finish-times FILE] [--reshare-interval-ns T]\n"
-    "                                [--spread K]\n"
+    "                                [--sensitivity K]\n"
     "  replay on cluster_h100_1024_2to1 vs cluster_h100_1024 (their layout at n GPUs), 1 GiB, rank n-1 late\n"
     "  defaults: --min-n 256 --max-n 1024 --algorithms stragglar,ring,recursive_halving_doubling --delay-ms 30\n"
     "  --per-flow: the per-flow reference max-min solver instead of the bundled one\n"
@@ -56,8 +56,8 @@ constexpr const char* kUsage =
     "  --finish-times FILE: write 'algorithm n rank finish_s' of every OVER run (17 significant digits)\n"
     "  --reshare-interval-ns T: OVER in the approximate mode (a solve at most every T ns; 0 = exact);\n"
     "                           --check then compares it with the exact run\n"
-    "  --spread K: also run OVER K times with each rank's arrival moved by up to 1 ps; spread = largest\n"
-    "              relative finish-time difference against the unmoved run (the model's own sensitivity)\n";
+    "  --sensitivity K: also run OVER K times with each rank's arrival moved by up to 1 ps; sensitivity =\n"
+    "                   largest relative finish-time difference against the unmoved run (the model's own)\n";
 
 double wall_now() {
   timespec ts{};
@@ -82,7 +82,7 @@ struct Options {
   std::string over = "cluster_h100_1024_2to1";
   std::string finish_times_path;  // empty: none written
   double interval_s = 0;          // the approximate mode on OVER (0: exact)
-  unsigned long spread_runs = 0;  // --spread K
+  unsigned long sensitivity_runs = 0;  // --sensitivity K
 };
 
 unsigned long parse_count(const std::string& flag, const std::string& text) {
@@ -122,8 +122,11 @@ bool parse(int argc, char** argv, Options& o) {
       o.finish_times_path = value;
     } else if (flag == "--reshare-interval-ns") {
       o.interval_s = 1e-9 * static_cast<double>(parse_count(flag, value));
-    } else if (flag == "--spread") {
-      o.spread_runs = parse_count(flag, value);
+    } else if (flag == "--sensitivity") {
+      o.sensitivity_runs = parse_count(flag, value);
+      if (o.sensitivity_runs > collsim::kMaxSensitivityRuns) {
+        throw collsim::ConfigError(fmt::format("--sensitivity {} is above {}", value, collsim::kMaxSensitivityRuns));
+      }
     } else if (flag == "--delay-ms") {
       o.delay_s = 1e-3 * static_cast<double>(parse_count(flag, value));
     } else if (flag == "--fabrics") {
@@ -176,20 +179,28 @@ struct Run {
   collsim::ReplaySharingStats stats;
 };
 
-// `nudge_seed` > 0: every rank arrives up to 1 ps later than it would, by a draw of that seed.
-Run run_once(const collsim::Schedule& schedule, const collsim::Topology& topology, double delay_s, bool per_flow,
-             double interval_s = 0, unsigned long nudge_seed = 0) {
+collsim::RunConfig contended_config(const collsim::Schedule& schedule, const collsim::Topology& topology, double delay_s,
+                                    double interval_s) {
   collsim::RunConfig config;
   config.size_bytes = 1024.0 * 1024 * 1024;
   config.topology = topology;
   config.start = collsim::StartMode::Barrier;
   config.arrival_s.assign(schedule.n, 0.0);
   config.arrival_s.back() = delay_s;
-  if (nudge_seed > 0) config.arrival_s = collsim::nudged_arrivals(config.arrival_s, nudge_seed, 1e-12);
   config.reshare_interval_s = interval_s;
+  return config;
+}
+
+collsim::ReplayEngine make_replay(bool per_flow) {
   collsim::ReplayOptions options;
   options.bundle_flows = !per_flow;
-  collsim::ReplayEngine engine(options);
+  return collsim::ReplayEngine(options);
+}
+
+Run run_once(const collsim::Schedule& schedule, const collsim::Topology& topology, double delay_s, bool per_flow,
+             double interval_s = 0) {
+  const collsim::RunConfig config = contended_config(schedule, topology, delay_s, interval_s);
+  collsim::ReplayEngine engine = make_replay(per_flow);
   Run run;
   const double w0 = wall_now();
   const double t0 = cpu_now();
@@ -232,7 +243,7 @@ int main(int argc, char** argv) {
     fmt::print("{:<28} {:>6} {:>9} {:>9} {:>7} {:>7} {:>10} {:>7} {:>9} {:>10} {:>9} {:>11} {:>12} {:>11} {:>11}{}{}\n",
                "algorithm", "n", "cpu_1to1", "cpu_2to1", "x_2to1", "wall_x", "reshares", "skipped", "flows/rs", "bundles/rs",
                "links/rs", "redated/rs", "us/rs-flow", "time_1to1", "time_2to1", options.check ? "   rel_diff" : "",
-               options.spread_runs > 0 ? "     spread" : "");
+               options.sensitivity_runs > 0 ? " sensitivity" : "");
     for (const std::string& algorithm : options.algorithms) {
       for (collsim::Rank n = options.min_n; n <= options.max_n; n *= 2) {
         collsim::AlgorithmOptions ao;
@@ -241,22 +252,19 @@ int main(int argc, char** argv) {
         const Run flat = run_once(schedule, resized(options.flat, n), options.delay_s, options.per_flow);
         const collsim::Topology over_topology = resized(options.over, n);
         const Run over = run_once(schedule, over_topology, options.delay_s, options.per_flow, options.interval_s);
-        const auto largest_difference = [&over](const Run& other) {
-          return collsim::largest_relative_difference(over.finish_s, other.finish_s);
-        };
         std::string diff;
         if (options.check) {
           // Against the other solver, or in the approximate mode against the exact (bundled) run.
           const bool other_per_flow = !options.per_flow && options.interval_s == 0;
-          diff = fmt::format(" {:>10.1e}", largest_difference(run_once(schedule, over_topology, options.delay_s, other_per_flow)));
+          const Run other = run_once(schedule, over_topology, options.delay_s, other_per_flow);
+          diff = fmt::format(" {:>10.1e}", collsim::largest_relative_difference(over.finish_s, other.finish_s));
         }
-        if (options.spread_runs > 0) {
-          double spread = 0;
-          for (unsigned long k = 1; k <= options.spread_runs; ++k) {
-            spread = std::max(spread, largest_difference(run_once(schedule, over_topology, options.delay_s, options.per_flow,
-                                                                  options.interval_s, k)));
-          }
-          diff += fmt::format(" {:>10.1e}", spread);
+        if (options.sensitivity_runs > 0) {
+          collsim::ReplayEngine engine = make_replay(options.per_flow);
+          const collsim::Sensitivity s = collsim::measure_sensitivity(
+              engine, schedule, contended_config(schedule, over_topology, options.delay_s, options.interval_s), over.finish_s,
+              options.sensitivity_runs, 0);
+          diff += fmt::format(" {:>11.1e}", s.relative);
         }
         const auto& st = over.stats;
         const double per_reshare = st.reshares > 0 ? static_cast<double>(st.flows_reshared) / st.reshares : 0.0;

@@ -9,11 +9,15 @@ runs, and the first round where the difference passes each of a few thresholds.
 
 usage: trace_divergence.py A.json B.json [--blocks K]
 
-Transfers are matched by GPU, direction, phase, round and name; exits 1 when the traces do not
-hold the same transfers, 2 on a usage error.
+Transfers are matched by GPU, direction, peer, phase, round and name; exits 1 when the traces do
+not hold the same transfers (or one holds a transfer twice), 2 on a usage error.
 """
 import json
 import sys
+
+
+class TraceError(Exception):
+    pass
 
 
 def load(path):
@@ -24,9 +28,17 @@ def load(path):
         if e.get("ph") != "X":
             continue
         args = e.get("args", {})
-        key = (e["pid"], e.get("cat"), args.get("phase"), args.get("round"), e["name"])
+        # A transfer appears twice, on its sender's "send" row and its receiver's "recv" row.
+        peer = args.get("to", args.get("from"))
+        key = (e["pid"], e.get("cat"), peer, args.get("phase"), args.get("round"), e["name"])
+        if key in transfers:
+            raise TraceError(f"{path}: two events for GPU {key[0]} {key[1]} {peer} in {key[3]} round {key[4]} ({key[5]})")
         transfers[key] = (e["ts"], e["ts"] + e["dur"])  # microseconds
     return transfers
+
+
+def count(transfers):
+    return sum(1 for key in transfers if key[1] == "send")
 
 
 def main(argv):
@@ -43,20 +55,25 @@ def main(argv):
     if len(args) != 2 or blocks < 1:
         print(__doc__.strip().splitlines()[-4], file=sys.stderr)
         return 2
-    a, b = load(args[0]), load(args[1])
+    try:
+        a, b = load(args[0]), load(args[1])
+    except TraceError as e:
+        print(e)
+        return 1
     if set(a) != set(b):
-        print(f"the traces hold different transfers ({len(a)} and {len(b)}; {len(set(a) ^ set(b))} in one only)")
+        print(f"the traces hold different transfers ({count(a)} and {count(b)}; "
+              f"{len(set(a) ^ set(b))} send or receive events in one only)")
         return 1
     # Per (phase, round): the largest difference, and the earliest start (to order phases).
     per_round = {}
     for key, (start_a, end_a) in a.items():
         start_b, end_b = b[key]
         diff = max(abs(start_a - start_b), abs(end_a - end_b))
-        round_key = (key[2], key[3])
+        round_key = (key[3], key[4])
         worst, first = per_round.get(round_key, (0.0, start_a))
         per_round[round_key] = (max(worst, diff), min(first, start_a))
     rounds = sorted(per_round, key=lambda k: per_round[k][1])
-    print(f"{len(a)} transfers in {len(rounds)} rounds; largest difference of a start or end, in us")
+    print(f"{count(a)} transfers in {len(rounds)} rounds; largest difference of a start or end, in us")
     size = max(1, -(-len(rounds) // blocks))
     print(f"{'rounds':<40} {'largest':>12}")
     for i in range(0, len(rounds), size):

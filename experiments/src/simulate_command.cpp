@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <optional>
 #include <ostream>
 
@@ -24,38 +23,11 @@
 #include "collsim/sim/nccl_choice.hpp"
 #include "collsim/sim/engine.hpp"
 #include "collsim/sim/metrics.hpp"
+#include "collsim/sim/sensitivity.hpp"
 #include "collsim/sim/trace_writer.hpp"
 
 namespace collsim {
 namespace {
-
-// A 1 ps move of the arrivals (simulate --spread): far below any real timing noise, and
-// 1.7e-11 of a 60 ms run, so a well-conditioned model moves its answer by about as much.
-constexpr double kSpreadNudge_s = 1e-12;
-constexpr std::uint64_t kMaxSpreadRuns = 1000;
-
-// How far the finish times of `runs` runs with every arrival moved by at most kSpreadNudge_s
-// are from `result`'s: the largest relative and absolute difference of a rank's finish time.
-struct Spread {
-  double relative = 0;
-  double absolute_s = 0;
-};
-Spread measure_spread(Engine& engine, const Schedule& schedule, RunConfig config, const RunResult& result,
-                      std::uint64_t runs, std::uint64_t seed) {
-  Spread spread;
-  const std::vector<double> arrival_s = config.arrival_s;
-  config.record_trace = false;
-  for (std::uint64_t k = 1; k <= runs; ++k) {
-    // Draws of their own: the run's --seed, offset so that no two of these share one.
-    config.arrival_s = nudged_arrivals(arrival_s, seed * (kMaxSpreadRuns + 1) + k, kSpreadNudge_s);
-    const RunResult moved = engine.run(schedule, config);
-    spread.relative = std::max(spread.relative, largest_relative_difference(moved.finish_s, result.finish_s));
-    for (std::size_t r = 0; r < moved.finish_s.size(); ++r) {
-      spread.absolute_s = std::max(spread.absolute_s, std::abs(moved.finish_s[r] - result.finish_s[r]));
-    }
-  }
-  return spread;
-}
 
 double peak_rss_bytes() {
   rusage usage{};
@@ -78,11 +50,12 @@ std::string json_array(const std::vector<double>& values) {
 int simulate_iterations(const ArgParser& parser, const std::string& algorithm, const ArrivalSpec& arrival_spec,
                         AlgorithmOptions options, RunConfig config, std::uint64_t seed, std::ostream& out) {
   const auto wall_start = std::chrono::steady_clock::now();
-  for (const char* one_run : {"trace", "spread"}) {
-    if (parser.flag_set(one_run)) {
-      throw ConfigError(fmt::format("simulate: --{} {} applies to one run; with --arrival-trace add --iteration K", one_run,
-                                    parser.get(one_run)));
-    }
+  if (parser.get_optional("trace")) {
+    throw ConfigError("simulate: --trace records one run; with --arrival-trace add --iteration K");
+  }
+  if (parse_unsigned(parser.get("sensitivity"), "--sensitivity") > 0) {
+    throw ConfigError(fmt::format("simulate: --sensitivity {} measures one run; with --arrival-trace add --iteration K",
+                                  parser.get("sensitivity")));
   }
   ArrivalProcess process(arrival_spec, options.n, seed);
   if (!options.straggler) options.straggler = arrival_spec.schedule_straggler(arrival_spec.expected_stragglers());
@@ -181,10 +154,10 @@ int simulate_command(const Args& args, std::ostream& out) {
               "replay's approximate mode: after a bandwidth solve, flows that start or finish within DURATION wait "
               "for the next solve (e.g. 100ns; README \"Approximate mode\")",
               "0")
-      .option("spread", "", "K",
+      .option("sensitivity", "", "K",
               "also run K times with every arrival moved by at most 1 ps and report how far the finish times move: "
-              "the model's own precision for this run (~1e-11 when well-conditioned; README \"Exact, where the "
-              "model is\")",
+              "the model's own precision for this run (about 1 ps when well-conditioned; README \"Exact, where "
+              "the model is\")",
               "0")
       .option("trace", "", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
       .option("max-schedule-memory", "", "SIZE", "refuse an -n whose run (its ranks, the schedule, and the engine's index of it where it builds one) is estimated to need more memory (at most this machine's memory)",
@@ -242,9 +215,10 @@ int simulate_command(const Args& args, std::ostream& out) {
     }
   }
   const auto seed = parse_unsigned(parser.get("seed"), "--seed");
-  const auto spread_runs = parse_unsigned(parser.get("spread"), "--spread");
-  if (spread_runs > kMaxSpreadRuns) {
-    throw ConfigError(fmt::format("--spread: {} is not in 0..{} (each is a whole run)", spread_runs, kMaxSpreadRuns));
+  const auto sensitivity_runs = parse_unsigned(parser.get("sensitivity"), "--sensitivity");
+  if (sensitivity_runs > kMaxSensitivityRuns) {
+    throw ConfigError(fmt::format("--sensitivity: {} is not in 0..{} (each is a whole run)", sensitivity_runs,
+                                  kMaxSensitivityRuns));
   }
 
   // A flag that cannot apply is an error naming both, never silently ignored.
@@ -351,6 +325,11 @@ int simulate_command(const Args& args, std::ostream& out) {
   if (!options.straggler) options.straggler = arrival_spec.schedule_straggler(arrivals.expected_stragglers);
 
   auto engine = make_engine(resolve_engine_name(parser.get("engine")));
+  if (sensitivity_runs > 0 && !engine->takes_any_arrivals()) {
+    throw ConfigError(fmt::format("simulate: --sensitivity {} moves every rank's arrival, which the {} engine does not "
+                                  "model (use --engine replay or simgrid)",
+                                  sensitivity_runs, engine->name()));
+  }
   options.gpus_per_node = gpus_per_node_of(config.topology);
   options.nodes_per_leaf = nodes_per_leaf_of(config.topology);
   // Hierarchical rows take their node size from the topology: named here, as `run` and `advise`
@@ -401,17 +380,19 @@ int simulate_command(const Args& args, std::ostream& out) {
   const Rank expected_straggler =
       find_algorithm(parser.get("algo")).relabel_at_run_time ? straggler : options.straggler.value_or(options.n - 1);
   const RunMetrics metrics = compute_metrics(result, config.arrival_s, config.size_bytes, options.n);
-  const Spread spread = spread_runs > 0 ? measure_spread(*engine, schedule, config, result, spread_runs, seed) : Spread{};
   if (auto path = parser.get_optional("trace")) write_chrome_trace(*path, schedule, result, config.arrival_s, config.size_bytes);
 
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  // After the wall time: it is this run's (and the one without delay that hidden needs).
+  const Sensitivity sensitivity =
+      sensitivity_runs > 0 ? measure_sensitivity(*engine, schedule, config, result.finish_s, sensitivity_runs, seed) : Sensitivity{};
   if (parser.flag_set("json")) {
     out << fmt::format(
         "{{\"algorithm\":{},\"n\":{},\"size_bytes\":{},\"topology\":{},\"engine\":{},\"start\":\"{}\","
         "\"nccl_algorithm\":{},\"nccl_protocol\":{},\"execution\":\"{}\",\"launch_s\":{},\"seed\":{},"
         "\"arrival\":{},\"straggler\":{},\"expected_straggler\":{},\"delay_s\":{},\"time_s\":{},\"time_after_last_arrival_s\":{},"
         "\"hidden_delay_fraction\":{},\"algbw_GBps\":{},\"busbw_GBps\":{},\"bandwidth_basis\":\"time_after_last_arrival_s\","
-        "\"arrival_s\":{},\"finish_s\":{},\"idle_s\":{},\"transfers\":{},\"reshare_interval_s\":{},\"spread_runs\":{},\"spread\":{},\"spread_s\":{},"
+        "\"arrival_s\":{},\"finish_s\":{},\"idle_s\":{},\"transfers\":{},\"reshare_interval_s\":{},\"sensitivity_runs\":{},\"sensitivity\":{},\"sensitivity_s\":{},"
         "\"wall_s\":{},\"peak_rss_bytes\":{}}}\n",
         json_string(parser.get("algo")), options.n, json_number(config.size_bytes), json_string(config.topology.name),
         json_string(engine->name()), start_mode_name(config.start), nccl ? json_string(nccl->algorithm) : "null",
@@ -420,7 +401,8 @@ int simulate_command(const Args& args, std::ostream& out) {
         straggler, expected_straggler, json_number(delay_s), json_number(result.time_s), json_number(result.time_after_last_arrival_s),
         hidden ? json_number(*hidden) : "null", json_number(metrics.algbw_GBps), json_number(metrics.busbw_GBps), json_array(config.arrival_s),
         json_array(result.finish_s), json_array(metrics.idle_s), result.transfers, json_number(config.reshare_interval_s),
-        spread_runs, spread_runs > 0 ? json_number(spread.relative) : "null", spread_runs > 0 ? json_number(spread.absolute_s) : "null",
+        sensitivity_runs, sensitivity_runs > 0 ? json_number(sensitivity.relative) : "null",
+        sensitivity_runs > 0 ? json_number(sensitivity.absolute_s) : "null",
         json_number(wall_s),
         json_number(peak_rss_bytes()));
   } else {
@@ -444,10 +426,11 @@ int simulate_command(const Args& args, std::ostream& out) {
     if (hidden) out << fmt::format("  share of the delay hidden:           {:.1f} %\n", 100.0 * *hidden);
     out << fmt::format("  algbw {:.2f} GB/s, busbw {:.2f} GB/s (on the time after the last arrival)\n", metrics.algbw_GBps,
                        metrics.busbw_GBps);
-    if (spread_runs > 0) {
-      out << fmt::format("  spread: {} runs with the arrivals moved by up to 1 ps finish up to {:.1e} ({}) from this one{}\n",
-                         spread_runs, spread.relative, format_duration(spread.absolute_s),
-                         spread.relative > 1e-9 ? "; the model amplifies tiny differences here, so read the times to that precision" : "");
+    if (sensitivity_runs > 0) {
+      out << fmt::format("  sensitivity: {} runs with the arrivals moved by up to 1 ps finish up to {:.1e} ({}) from this one{}\n",
+                         sensitivity_runs, sensitivity.relative, format_duration(sensitivity.absolute_s),
+                         sensitivity.amplified() ? "; the model amplifies tiny differences here, so read the times to that precision"
+                                                 : "");
     }
     out << fmt::format("  {} transfers simulated, wall {}, peak RSS {:.0f} MiB\n", result.transfers, format_duration(wall_s),
                        peak_rss_bytes() / (1024.0 * 1024.0));

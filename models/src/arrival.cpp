@@ -307,7 +307,7 @@ Arrivals make_arrivals(const ArrivalSpec& spec, std::uint32_t n, std::uint64_t i
 }
 
 std::vector<double> nudged_arrivals(const std::vector<double>& arrival_s, std::uint64_t seed, double max_s) {
-  COLLSIM_ASSERT(max_s >= 0, "negative nudge");
+  COLLSIM_ASSERT(max_s >= 0, "nudged_arrivals: negative max_s");
   Rng rng(seed);
   std::vector<double> out(arrival_s);
   for (double& a : out) a += max_s * uniform01(rng);

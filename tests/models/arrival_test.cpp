@@ -286,6 +286,7 @@ TEST(Arrivals, NudgedArrivalsMoveEachRankByAtMostTheNudge) {
     moved = moved || a[r] != arrival_s[r];
   }
   EXPECT_TRUE(moved);
+  EXPECT_NE(a[0], a[3]);  // each rank its own draw (one shared draw would be shifted away)
   EXPECT_EQ(nudged_arrivals(arrival_s, 7, 1e-12), a);
   EXPECT_NE(nudged_arrivals(arrival_s, 8, 1e-12), a);
   EXPECT_EQ(nudged_arrivals(arrival_s, 7, 0.0), arrival_s);

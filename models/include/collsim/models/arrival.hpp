@@ -177,9 +177,11 @@ class ArrivalProcess {
 /// Throws ConfigError if spec is invalid for n.
 Arrivals make_arrivals(const ArrivalSpec& spec, std::uint32_t n, std::uint64_t iteration, std::uint64_t seed);
 
-/// `arrival_s` with every rank moved later by its own uniform draw of at most `max_s` (from
-/// `seed`), shifted so that the first arrival is 0 again: the inputs of a run a hair away from
-/// the given one, to measure how much the model amplifies a tiny difference (simulate --spread).
+/// `arrival_s` with every rank moved later by its own uniform draw in [0, max_s) (from `seed`),
+/// then shifted so that the first arrival is exactly 0 again (so relative to the first, a rank
+/// moves by less than max_s either way): the inputs of a run a hair away from the given one, to
+/// measure how much the model amplifies a tiny difference (measure_sensitivity). max_s >= 0
+/// (asserted).
 std::vector<double> nudged_arrivals(const std::vector<double>& arrival_s, std::uint64_t seed, double max_s);
 
 }  // namespace collsim

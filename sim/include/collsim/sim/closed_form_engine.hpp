@@ -12,6 +12,7 @@ namespace collsim {
 class ClosedFormEngine final : public Engine {
  public:
   std::string_view name() const override { return "closed_form"; }
+  bool takes_any_arrivals() const override { return false; }
   /// Evaluates the closed form of the schedule's algorithm (its table row's closed_form) for
   /// the schedule's n, pipeline depth (pipelined rows) and round count, and the topology's link
   /// (alpha, beta, gamma). Arrival times must be all equal except for at most one later rank

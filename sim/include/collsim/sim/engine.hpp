@@ -69,6 +69,9 @@ class Engine {
   /// Whether run() has an approximate mode for RunConfig::reshare_interval_s > 0 (replay); the
   /// other engines are exact and would ignore it, so the commands refuse it for them.
   virtual bool has_reshare_interval() const { return false; }
+  /// Whether run() takes any per-rank arrival times (the closed forms model at most one late
+  /// rank, so a measure that moves every rank's arrival cannot use them).
+  virtual bool takes_any_arrivals() const { return true; }
 };
 
 /// Bytes of the event-driven engines' index of a schedule whose ranks take part in
