@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <iostream>
 #include <memory>
 
 #include "collsim/models/formats/arrival_trace.hpp"
@@ -10,11 +11,41 @@
 
 namespace collsim {
 
+void add_trace_reading_options(ArgParser& parser) {
+  parser
+      .option("communicator", "", "ID",
+              "NCCL Inspector traces: only the collectives of this communicator (header.id), when a file holds several")
+      .flag("skip-incomplete", "drop trace iterations that lack a rank (and an unfinished last JSON line) instead of "
+                               "refusing the trace");
+}
+
+ArrivalTraceOptions trace_options_from_flags(const ArgParser& parser, std::string_view command,
+                                             std::string_view file_option) {
+  ArrivalTraceOptions options;
+  options.communicator = parser.get_optional("communicator");
+  options.skip_incomplete = parser.flag_set("skip-incomplete");
+  if (options.communicator && options.communicator->empty()) {
+    throw ConfigError(fmt::format("{}: --communicator needs a communicator id (header.id, e.g. 0x7f8c496ae9f661)", command));
+  }
+  if (!file_option.empty()) {
+    for (std::string_view o : {"communicator", "skip-incomplete"}) {
+      const bool given = o == "communicator" ? options.communicator.has_value() : options.skip_incomplete;
+      if (given) throw ConfigError(fmt::format("{}: --{} needs --{} FILE", command, o, file_option));
+    }
+  }
+  return options;
+}
+
+void print_trace_warnings(const ArrivalTrace& trace, std::ostream& err) {
+  for (const std::string& w : trace.warnings) err << fmt::format("collsim: warning: {}: {}\n", trace.source, w);
+}
+
 void add_arrival_trace_options(ArgParser& parser) {
   parser
       .option("arrival-trace", "", "FILE",
               "replay observed arrivals: CSV iteration,rank,arrival_s or NCCL Inspector verbose JSON")
       .option("iteration", "", "K", "with --arrival-trace: only the iteration labelled K (default all)");
+  add_trace_reading_options(parser);
 }
 
 std::optional<ArrivalSpec> arrival_trace_from_flags(const ArgParser& parser, std::optional<std::uint32_t> n,
@@ -24,8 +55,10 @@ std::optional<ArrivalSpec> arrival_trace_from_flags(const ArgParser& parser, std
   const auto iteration = parser.get_optional("iteration");
   if (!file) {
     if (iteration) throw ConfigError(fmt::format("{}: --iteration {} needs --arrival-trace FILE", command, *iteration));
+    trace_options_from_flags(parser, command, "arrival-trace");  // refuses the reading options alone
     return std::nullopt;
   }
+  const ArrivalTraceOptions options = trace_options_from_flags(parser, command, "");
   for (std::string_view other : conflicts) {
     if (parser.get_optional(other)) {
       throw ConfigError(fmt::format("{}: give either --arrival-trace or --{}, not both", command, other));
@@ -34,7 +67,9 @@ std::optional<ArrivalSpec> arrival_trace_from_flags(const ArgParser& parser, std
   ArrivalSpec spec;
   spec.model = ArrivalModel::Trace;
   spec.trace_file = std::filesystem::absolute(*file).lexically_normal().string();
-  spec.trace = std::make_shared<const ArrivalTrace>(read_arrival_trace(*file, n));
+  spec.trace = std::make_shared<const ArrivalTrace>(read_arrival_trace(*file, n, options));
+  spec.trace_options = options;
+  print_trace_warnings(*spec.trace, std::cerr);
   if (iteration) spec.reduce_to_iteration(parse_unsigned(*iteration, "--iteration"));
   spec.validate(spec.trace->n, fmt::format("{} --arrival-trace", command));
   return spec;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collsim/experiments/args.hpp"
+#include "collsim/experiments/arrival_trace_cli.hpp"
 #include "collsim/experiments/commands.hpp"
 #include "collsim/experiments/output_path.hpp"
 #include "collsim/experiments/plot_script.hpp"
@@ -162,6 +163,7 @@ int arrivals_command(const Args& args, std::ostream& out) {
       .option("fit", "", "OUT.yaml", "write an arrival model (stragglers, delay, jitter, persistence) fitted to the trace")
       .option("plot", "", "OUT.png", "plot the empirical CDF of the delays (OUT.png, OUT.svg, OUT_delays.csv)")
       .flag("json", "print one JSON object instead of the text summary");
+  add_trace_reading_options(parser);
   if (!parser.parse(args)) {
     out << parser.help();
     return 0;
@@ -206,7 +208,9 @@ int arrivals_command(const Args& args, std::ostream& out) {
     }
   }
 
-  const ArrivalTrace trace = read_arrival_trace(parser.positionals().front(), n);
+  const ArrivalTrace trace =
+      read_arrival_trace(parser.positionals().front(), n, trace_options_from_flags(parser, "arrivals", ""));
+  print_trace_warnings(trace, std::cerr);
   const ArrivalTraceSummary summary = summarize_arrival_trace(trace, rule);
   out << (parser.flag_set("json") ? summary_json(trace, summary) : summary_text(trace, summary));
   if (auto path = parser.get_optional("fit")) write_fit(trace, rule, *path, out);

@@ -12,6 +12,7 @@
 #include <ostream>
 
 #include "collsim/experiments/args.hpp"
+#include "collsim/experiments/arrival_trace_cli.hpp"
 #include "collsim/experiments/commands.hpp"
 #include "collsim/experiments/mpi_split.hpp"
 #include "collsim/experiments/output.hpp"
@@ -113,6 +114,11 @@ int run_command(const Args& args, std::ostream& out) {
     plot_timeout_s = parse_duration_s(parser.get("plot-timeout"), "--plot-timeout");
     if (!(plot_timeout_s > 0)) throw ConfigError("run: --plot-timeout must be positive");
     spec = load_spec(parser.positionals().front(), !parser.flag_set("no-plot"));
+    if (root) {
+      for (const ArrivalChoice& a : spec.arrivals) {
+        if (a.model.trace) print_trace_warnings(*a.model.trace, std::cerr);
+      }
+    }
     grid_storage.emplace(spec);
     memory_limit = run_memory_limit(parser.get_optional("max-run-memory"));
     if (!parser.flag_set("dry-run")) {

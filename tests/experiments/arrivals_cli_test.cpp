@@ -41,6 +41,33 @@ std::string run_spec(const test::TempDir& dir, const std::string& spec_text) {
   return read((dir.path() / "out" / "results.csv").string());
 }
 
+// --skip-incomplete and --communicator reach the reader from arrivals, simulate and specs; alone
+// they are refused.
+TEST(ArrivalsCli, TraceReadingOptions) {
+  const test::TempDir dir;
+  const std::string trace = (dir.path() / "gaps.csv").string();
+  std::ofstream(trace) << "iteration,rank,arrival_s\n0,0,0\n0,1,0.002\n1,0,0\n2,0,0.001\n2,1,0\n";
+  const auto refused = run({"arrivals", trace});
+  EXPECT_EQ(refused.code, 2);
+  test::expect_contains(refused.err, "iteration 1 has no row for rank 1");
+  test::expect_contains(refused.err, "--skip-incomplete");
+  const auto summary = run({"arrivals", trace, "--skip-incomplete"});
+  ASSERT_EQ(summary.code, 0) << summary.err;
+  test::expect_contains(summary.out, "2 iterations of 2 ranks");
+  const auto sim = run({"simulate", "-a", "ring", "--arrival-trace", trace, "--skip-incomplete", "-s", "1MiB", "--json"});
+  ASSERT_EQ(sim.code, 0) << sim.err;
+  const auto alone = run({"simulate", "-a", "ring", "-n", "4", "--skip-incomplete"});
+  EXPECT_EQ(alone.code, 2);
+  test::expect_contains(alone.err, "--skip-incomplete needs --arrival-trace FILE");
+  const auto csv_comm = run({"arrivals", trace, "--communicator", "0x1", "--skip-incomplete"});
+  EXPECT_EQ(csv_comm.code, 2);
+  test::expect_contains(csv_comm.err, "is CSV");
+  const auto csv_spec = run_spec(dir, fmt::format("name: t\nn: 2\nalgorithms: [ring]\nsizes: [1MiB]\ntopology: [nvswitch]\n"
+                                                  "arrival: [{{label: gaps, model: trace, file: {}, skip_incomplete: true}}]\n",
+                                                  trace));
+  EXPECT_NE(csv_spec.find("gaps"), std::string::npos) << csv_spec;
+}
+
 TEST(ArrivalsCli, SummaryOfTheHandMadeTrace) {
   const auto r = run({"arrivals", kSmall, "--json"});
   ASSERT_EQ(r.code, 0) << r.err;

@@ -119,7 +119,8 @@ TEST(ArrivalTrace, InspectorErrors) {
   const std::string array = fmt::format("[{},{}]", record("0x1", 0, 2, 1, "10"), record("0x1", 1, 2, 1, "30"));
   EXPECT_NEAR(parse(array).delay_s[0][1], 20e-6, 1e-15);
   expect_config_error([&] { parse(record("0x1", 0, 2, 1, "10") + record("0x2", 1, 2, 1, "10")); },
-                      {"i.json:2", "communicator 0x2", "line 1", "0x1"});
+                      {"i.json", "2 communicators", "0x1 (1 records, AllReduce, first on line 1)",
+                       "0x2 (1 records, AllReduce, first on line 2)", "--communicator ID"});
   expect_config_error([&] { parse(record("0x1", 0, 2, 1, "10") + record("0x1", 0, 2, 1, "12")); },
                       {"i.json:2", "iteration 1 rank 0 is given twice"});
   expect_config_error([&] { parse(record("0x1", 0, 2, 1, "10") + record("0x1", 1, 2, 1, "-4")); },
@@ -146,6 +147,125 @@ TEST(ArrivalTrace, InspectorErrors) {
   other.replace(other.find("AllReduce"), 9, "AllGather");
   expect_config_error([&] { parse(record("0x1", 0, 2, 1, "10") + other); },
                       {"i.json:2: record 1: coll_perf.coll = 'AllGather' but line 1 has 'AllReduce' for coll_sn 1"});
+}
+
+// Inspector v4.3 writes header and metadata once per dump, in a dump_stats marker; the operation
+// lines after it carry none. v4.0-v4.2 files and v4.3 files concatenated mix the two.
+std::string marker(const std::string& id, int rank, int n_ranks) {
+  return fmt::format(
+      "{{\"header\": {{\"id\": \"{}\", \"rank\": {}, \"n_ranks\": {}}}, \"metadata\": "
+      "{{\"inspector_output_format_version\": \"v4.3\"}}, \"dump_stats\": {{\"coll_records\": 1, \"p2p_records\": 1}}}}\n",
+      id, rank, n_ranks);
+}
+
+std::string bare_collective(int sn, const std::string& start) {
+  return fmt::format(
+      "{{\"coll_perf\": {{\"coll\": \"AllReduce\", \"coll_sn\": {}, \"event_trace_ts\": {{\"coll_start_ts\": {}}}}}}}\n", sn,
+      start);
+}
+
+const std::string kP2p = "{\"p2p_perf\": {\"p2p\": \"Send\", \"p2p_sn\": 0, \"p2p_peer\": 1}}\n";
+
+TEST(ArrivalTrace, InspectorMarkersCarryTheHeaderOfTheLinesAfterThem) {
+  const std::string v43 = marker("0x1", 0, 2) + bare_collective(5, "100") + kP2p + marker("0x1", 1, 2) + kP2p +
+                          bare_collective(5, "130");
+  const ArrivalTrace t = parse_arrival_trace(v43, "i.json");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t.iterations[0], 5u);
+  EXPECT_NEAR(t.delay_s[0][1], 30e-6, 1e-15);
+  // A v4.0 record (its own header) next to v4.3 lines, and p2p/proxy records in between.
+  const std::string mixed = record("0x1", 0, 2, 5, "100") + "{\"proxy_trace\": {\"record_sn\": 1}}\n" + marker("0x1", 1, 2) +
+                            bare_collective(5, "130");
+  EXPECT_NEAR(parse_arrival_trace(mixed, "i.json").delay_s[0][1], 30e-6, 1e-15);
+  // A collective line without a header before it cannot be placed.
+  expect_config_error([] { parse_arrival_trace(bare_collective(5, "100"), "i.json"); },
+                      {"i.json:1", "no 'header' and no dump_stats marker before it"});
+  expect_config_error([] { parse_arrival_trace(marker("0x1", 0, 2) + kP2p, "i.json"); },
+                      {"i.json", "2 NCCL Inspector records but no collective"});
+}
+
+TEST(ArrivalTrace, CommunicatorPicksOneGroupOfAnInspectorFile) {
+  const std::string two = record("0x1", 0, 2, 1, "10") + record("0x2", 0, 3, 1, "10") + record("0x1", 1, 2, 1, "15") +
+                          record("0x2", 1, 3, 1, "12") + record("0x2", 2, 3, 1, "19");
+  ArrivalTraceOptions options;
+  options.communicator = "0x2";
+  const ArrivalTrace t = parse_arrival_trace(two, "i.json", std::nullopt, options);
+  EXPECT_EQ(t.n, 3u);
+  EXPECT_NEAR(t.delay_s[0][2], 9e-6, 1e-15);
+  options.communicator = "0x1";
+  EXPECT_EQ(parse_arrival_trace(two, "i.json", std::nullopt, options).n, 2u);
+  options.communicator = "0x3";
+  expect_config_error([&] { parse_arrival_trace(two, "i.json", std::nullopt, options); },
+                      {"no collectives of communicator '0x3'", "0x1 (2 records", "0x2 (3 records"});
+  expect_config_error([&] { parse_arrival_trace("iteration,rank,arrival_s\n0,0,0\n0,1,1\n", "t.csv", std::nullopt, options); },
+                      {"t.csv", "is CSV", "only in NCCL Inspector JSON"});
+}
+
+TEST(ArrivalTrace, SkipIncompleteDropsIterationsThatLackARank) {
+  const std::string body = "iteration,rank,arrival_s\n0,0,0\n0,1,1\n1,0,0\n2,0,5\n2,1,5.5\n";
+  expect_config_error([&] { parse_arrival_trace(body, "t.csv"); },
+                      {"t.csv:4", "iteration 1 has no row for rank 1", "--skip-incomplete"});
+  ArrivalTraceOptions options;
+  options.skip_incomplete = true;
+  const ArrivalTrace t = parse_arrival_trace(body, "t.csv", std::nullopt, options);
+  EXPECT_EQ(t.iterations, (std::vector<std::uint64_t>{0, 2}));
+  ASSERT_EQ(t.warnings.size(), 1u);
+  EXPECT_NE(t.warnings[0].find("skipped 1 of 3 iterations that lack a rank (1)"), std::string::npos) << t.warnings[0];
+  // A duplicate stays an error, and a trace with no complete iteration says so.
+  expect_config_error([&] { parse_arrival_trace(body + "2,1,6\n", "t.csv", std::nullopt, options); }, {"given twice"});
+  expect_config_error([&] { parse_arrival_trace("iteration,rank,arrival_s\n0,0,0\n1,1,0\n", "t.csv", std::nullopt, options); },
+                      {"none of its 2 iterations lists every rank 0..1"});
+  EXPECT_TRUE(csv("0,0,0\n0,1,1\n").warnings.empty());
+}
+
+TEST(ArrivalTrace, AnUnfinishedLastJsonLineIsNamedAndCanBeDropped) {
+  std::string text = record("0x1", 0, 2, 1, "10") + record("0x1", 1, 2, 1, "15") + record("0x1", 0, 2, 2, "30");
+  text.resize(text.size() - 20);  // the job was killed while the last record was written
+  expect_config_error([&] { parse_arrival_trace(text, "i.json"); },
+                      {"i.json:3", "only the last line, 3, is unfinished", "--skip-incomplete"});
+  ArrivalTraceOptions options;
+  options.skip_incomplete = true;
+  const ArrivalTrace t = parse_arrival_trace(text, "i.json", std::nullopt, options);
+  EXPECT_EQ(t.size(), 1u);
+  ASSERT_EQ(t.warnings.size(), 1u);
+  EXPECT_NE(t.warnings[0].find("dropped line 3"), std::string::npos);
+  // Broken JSON elsewhere is an error either way.
+  std::string middle = record("0x1", 0, 2, 1, "10") + "{\"header\": \n" + record("0x1", 1, 2, 1, "15");
+  expect_config_error([&] { parse_arrival_trace(middle, "i.json", std::nullopt, options); }, {"invalid JSON"});
+}
+
+TEST(ArrivalTrace, QuotedCsvFieldsAndGlobalRankHint) {
+  // pandas QUOTE_ALL, and R's write.csv with its row-name column.
+  const ArrivalTrace q = parse_arrival_trace("\"iteration\",\"rank\",\"arrival_s\"\n\"0\",\"0\",\"1.5\"\n0,1,2\n", "t.csv");
+  EXPECT_DOUBLE_EQ(q.delay_s[0][1], 0.5);
+  const ArrivalTrace r = parse_arrival_trace("\"\",\"iteration\",\"rank\",\"arrival_s\"\n\"1\",0,0,0\n\"2\",0,1,0.25\n", "t.csv");
+  EXPECT_DOUBLE_EQ(r.delay_s[0][1], 0.25);
+  // Global rank ids (this group's members are ranks 3 and 19 of the job) are not 0..k-1.
+  expect_config_error([] { parse_arrival_trace("iteration,rank,arrival_s\n0,3,0\n0,19,1\n1,3,0\n1,19,1\n", "t.csv"); },
+                      {"only 4 arrivals", "only 2 distinct ranks (3, 19)", "number the ranks 0..k-1"});
+  // With enough iterations to get past that count, the missing rank 0 gets the same hint.
+  std::string many = "iteration,rank,arrival_s\n";
+  for (int i = 0; i < 12; ++i) many += fmt::format("{0},3,0\n{0},19,1\n", i);
+  expect_config_error([&] { parse_arrival_trace(many, "t.csv"); },
+                      {"t.csv:2", "no row for rank 0", "only 2 distinct ranks (3, 19)"});
+}
+
+TEST(ArrivalYaml, TraceReadingKeysAreParsedAndWrittenBack) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "collsim_trace_keys";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "t.csv") << "iteration,rank,arrival_s\n0,0,0\n0,1,1\n1,0,0\n";
+  const YAML::Node node = YAML::Load("{model: trace, file: t.csv, skip_incomplete: true}");
+  const ArrivalSpec spec = parse_arrival_yaml(node, "arrival", std::nullopt, dir);
+  EXPECT_TRUE(spec.trace_options.skip_incomplete);
+  EXPECT_EQ(spec.trace->size(), 1u);
+  EXPECT_EQ(arrival_to_yaml(spec)["skip_incomplete"].as<bool>(), true);
+  expect_config_error([&] { parse_arrival_yaml(YAML::Load("{model: trace, file: t.csv}"), "arrival", std::nullopt, dir); },
+                      {"no row for rank 1"});
+  expect_config_error([&] { parse_arrival_yaml(YAML::Load("{model: trace, file: t.csv, skip_incomplete: yes}"), "arrival", std::nullopt, dir); },
+                      {"arrival.skip_incomplete", "'yes' must be true or false"});
+  expect_config_error([&] { parse_arrival_yaml(YAML::Load("{model: trace, file: t.csv, communicator: 0x1}"), "arrival", std::nullopt, dir); },
+                      {"is CSV"});
+  std::filesystem::remove_all(dir);
 }
 
 // The hand-made trace of tests/data/arrivals/small.csv, delays per iteration (rank 0..3):

@@ -32,11 +32,18 @@ struct Row {
   std::size_t line = 0;
 };
 
+// A field in double quotes is the text inside them: pandas (QUOTE_ALL) and R's write.csv quote
+// the header, R its row names too. Commas inside quotes do not occur in this format's fields.
+std::string_view unquoted(std::string_view field) {
+  if (field.size() >= 2 && field.front() == '"' && field.back() == '"') return trim(field.substr(1, field.size() - 2));
+  return field;
+}
+
 std::vector<std::string_view> split_commas(std::string_view line) {
   std::vector<std::string_view> fields;
   while (true) {
     const auto comma = line.find(',');
-    fields.push_back(trim(line.substr(0, comma)));
+    fields.push_back(unquoted(trim(line.substr(0, comma))));
     if (comma == std::string_view::npos) return fields;
     line.remove_prefix(comma + 1);
   }
@@ -141,8 +148,15 @@ std::uint64_t integer_member(const json::Value& record, std::string_view path, s
   return parse_label(v.text, path, fmt::format("{}:{}: record {}", source, v.line, index));
 }
 
-std::vector<Row> inspector_rows(std::string_view text, std::string_view source, std::uint32_t& group_size) {
-  std::vector<json::Value> values = json::parse_stream(text, source);
+// One collective record with the record that holds its rank's header: itself (v4.0-v4.2) or the
+// last dump_stats marker before it (v4.3 writes the header once per dump).
+struct CollectiveRecord {
+  const json::Value* record = nullptr;
+  const json::Value* header_holder = nullptr;
+  std::size_t index = 0;
+};
+
+std::vector<const json::Value*> inspector_records(const std::vector<json::Value>& values) {
   // A JSON array of records is accepted too (some tools rewrite the stream that way).
   std::vector<const json::Value*> records;
   for (const auto& v : values) {
@@ -152,29 +166,105 @@ std::vector<Row> inspector_rows(std::string_view text, std::string_view source, 
       records.push_back(&v);
     }
   }
-  if (records.empty()) throw ConfigError(fmt::format("arrival trace '{}' holds no NCCL Inspector records", source));
-  std::vector<Row> rows;
-  std::string communicator;
-  std::size_t communicator_line = 0;
-  std::map<std::uint64_t, std::pair<std::string, std::size_t>> collective_of;  // coll_sn -> (coll, line)
+  return records;
+}
+
+// The collective records, each with its header. P2P and proxy records and the markers
+// themselves are not collectives and are skipped.
+std::vector<CollectiveRecord> collective_records(const std::vector<const json::Value*>& records,
+                                                 std::string_view source) {
+  std::vector<CollectiveRecord> out;
+  const json::Value* marker = nullptr;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const json::Value& r = *records[i];
     if (r.type != json::Value::Type::Object) {
       throw ConfigError(fmt::format("{}:{}: record {} is {}, expected an NCCL Inspector object", source, r.line, i,
                                     json::type_name(r.type)));
     }
-    const std::string& id = member(r, "header.id", json::Value::Type::String, source, i).text;
-    if (communicator_line == 0) {
-      communicator = id;
-      communicator_line = r.line;
-    } else if (id != communicator) {
-      throw ConfigError(fmt::format(
-          "{}:{}: record {} is from communicator {} but line {} is from {}: one trace is one communicator "
-          "(split the file by header.id)",
-          source, r.line, i, quote_excerpt(id), communicator_line, quote_excerpt(communicator)));
+    if (r.find("dump_stats")) {
+      marker = r.find("header") ? &r : nullptr;
+      continue;
     }
+    if (!r.find("coll_perf")) continue;
+    const json::Value* holder = r.find("header") ? &r : marker;
+    if (!holder) {
+      throw ConfigError(fmt::format(
+          "{}:{}: record {} has no 'header' and no dump_stats marker before it carries one (Inspector v4.3 writes "
+          "the header once per dump: keep the marker lines when filtering or splitting its files)",
+          source, r.line, i));
+    }
+    out.push_back(CollectiveRecord{&r, holder, i});
+  }
+  return out;
+}
+
+// The communicator the trace is: the one asked for, else the only one. Several without a
+// choice are refused with what each holds, so the user can pick.
+std::string pick_communicator(const std::vector<CollectiveRecord>& colls, std::string_view source,
+                              const std::optional<std::string>& wanted) {
+  struct Seen {
+    std::size_t records = 0;
+    std::size_t line = 0;
+    std::string coll;
+  };
+  std::map<std::string, Seen> seen;
+  std::vector<std::string> order;
+  for (const CollectiveRecord& c : colls) {
+    const std::string& id = member(*c.header_holder, "header.id", json::Value::Type::String, source, c.index).text;
+    auto [it, fresh] = seen.try_emplace(id);
+    if (fresh) {
+      order.push_back(id);
+      it->second.line = c.record->line;
+      const json::Value* coll = c.record->find("coll_perf")->find("coll");
+      if (coll && coll->type == json::Value::Type::String) it->second.coll = coll->text;
+    }
+    ++it->second.records;
+  }
+  const auto listing = [&] {
+    std::string text;
+    for (const std::string& id : order) {
+      const Seen& s = seen.at(id);
+      text += fmt::format("{}{} ({} records{}{}, first on line {})", text.empty() ? "" : ", ", quote_excerpt(id),
+                          s.records, s.coll.empty() ? "" : ", ", s.coll, s.line);
+    }
+    return text;
+  };
+  if (wanted) {
+    if (!seen.contains(*wanted)) {
+      throw ConfigError(fmt::format("arrival trace '{}' has no collectives of communicator '{}' (it has {})", source,
+                                    quote_excerpt(*wanted), listing()));
+    }
+    return *wanted;
+  }
+  if (order.size() > 1) {
+    throw ConfigError(fmt::format(
+        "arrival trace '{}' holds collectives of {} communicators: {}. One trace is one collective group: pick one "
+        "with --communicator ID (spec key communicator)",
+        source, order.size(), listing()));
+  }
+  return order.front();
+}
+
+std::vector<Row> inspector_rows(const std::vector<json::Value>& values, std::string_view source,
+                                const std::optional<std::string>& wanted, std::uint32_t& group_size) {
+  const std::vector<const json::Value*> records = inspector_records(values);
+  if (records.empty()) throw ConfigError(fmt::format("arrival trace '{}' holds no NCCL Inspector records", source));
+  const std::vector<CollectiveRecord> colls = collective_records(records, source);
+  if (colls.empty()) {
+    throw ConfigError(fmt::format("arrival trace '{}' holds {} NCCL Inspector records but no collective (coll_perf) "
+                                  "among them",
+                                  source, records.size()));
+  }
+  const std::string communicator = pick_communicator(colls, source, wanted);
+  std::vector<Row> rows;
+  std::map<std::uint64_t, std::pair<std::string, std::size_t>> collective_of;  // coll_sn -> (coll, line)
+  for (const CollectiveRecord& c : colls) {
+    const json::Value& r = *c.record;
+    const json::Value& h = *c.header_holder;
+    const std::size_t i = c.index;
+    if (member(h, "header.id", json::Value::Type::String, source, i).text != communicator) continue;
     const std::string where = fmt::format("{}:{}: record {}", source, r.line, i);
-    const std::uint64_t n_ranks = integer_member(r, "header.n_ranks", source, i);
+    const std::uint64_t n_ranks = integer_member(h, "header.n_ranks", source, i);
     if (n_ranks > 0xFFFFFFFFull) {
       throw ConfigError(fmt::format("{}: header.n_ranks = {} is too large (at most 4294967295)", where, n_ranks));
     }
@@ -185,12 +275,11 @@ std::vector<Row> inspector_rows(std::string_view text, std::string_view source, 
     }
     Row row;
     row.line = r.line;
-    row.rank = checked_rank(integer_member(r, "header.rank", source, i), where);
+    row.rank = checked_rank(integer_member(h, "header.rank", source, i), where);
     row.iteration = integer_member(r, "coll_perf.coll_sn", source, i);
     // One sequence number is one collective on every rank: records that disagree on which one
     // (AllGather here, AllReduce on the other ranks) were mixed into one iteration unseen.
-    if (const json::Value* coll = r.find("coll_perf") ? r.find("coll_perf")->find("coll") : nullptr;
-        coll && coll->type == json::Value::Type::String) {
+    if (const json::Value* coll = r.find("coll_perf")->find("coll"); coll && coll->type == json::Value::Type::String) {
       const auto [first, inserted] = collective_of.emplace(row.iteration, std::pair(coll->text, r.line));
       if (!inserted && first->second.first != coll->text) {
         throw ConfigError(fmt::format("{}: coll_perf.coll = '{}' but line {} has '{}' for coll_sn {}: one sequence "
@@ -209,10 +298,59 @@ std::vector<Row> inspector_rows(std::string_view text, std::string_view source, 
   return rows;
 }
 
+// The stream without its last line when that line alone is unfinished JSON (a job killed while
+// Inspector was writing): nullopt when the text parses, or does not parse without it either.
+std::optional<std::size_t> unfinished_last_line(std::string_view text, std::string_view source,
+                                                std::vector<json::Value>& values) {
+  std::string_view body = text;
+  while (!body.empty() && (body.back() == '\n' || body.back() == '\r' || body.back() == ' ')) body.remove_suffix(1);
+  const auto newline = body.rfind('\n');
+  if (newline == std::string_view::npos) return std::nullopt;
+  try {
+    values = json::parse_stream(body.substr(0, newline + 1), source);
+  } catch (const ConfigError&) {
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(std::count(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(newline), '\n')) + 2;
+}
+
+std::vector<json::Value> inspector_values(std::string_view text, std::string_view source, bool skip_incomplete,
+                                          std::vector<std::string>& warnings) {
+  try {
+    return json::parse_stream(text, source);
+  } catch (const ConfigError& e) {
+    std::vector<json::Value> values;
+    const std::optional<std::size_t> line = unfinished_last_line(text, source, values);
+    if (!line) throw;
+    if (!skip_incomplete) {
+      throw ConfigError(fmt::format("{} (only the last line, {}, is unfinished, as when a job is killed while "
+                                    "writing: --skip-incomplete drops it)",
+                                    e.what(), *line));
+    }
+    warnings.push_back(fmt::format("dropped line {}, an unfinished last record", *line));
+    return values;
+  }
+}
+
 // Groups rows by iteration, checks that every iteration has each rank of the group exactly once,
 // and shifts each iteration to its earliest arrival. group_size 0 = max rank + 1.
+// The ranks that appear anywhere, for the hint when ranks are not numbered 0..k-1 (a trace with
+// global ranks 3, 19, 35, ... misses rank 0 in every iteration).
+std::string ranks_seen(const std::vector<Row>& rows, std::uint64_t group_size) {
+  std::vector<std::uint32_t> ranks;
+  for (const Row& r : rows) ranks.push_back(r.rank);
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  if (ranks.size() * 2 > group_size) return "";
+  std::string shown;
+  for (std::size_t i = 0; i < std::min<std::size_t>(ranks.size(), 6); ++i) shown += fmt::format("{}{}", i ? ", " : "", ranks[i]);
+  return fmt::format("; the trace names only {} distinct ranks ({}{}): number the ranks 0..k-1 inside the "
+                     "collective's group",
+                     ranks.size(), shown, ranks.size() > 6 ? ", ..." : "");
+}
+
 ArrivalTrace assemble(std::vector<Row> rows, std::uint32_t group_size, double unit_s, std::string_view source,
-                      std::optional<std::uint32_t> n) {
+                      std::optional<std::uint32_t> n, bool skip_incomplete, std::vector<std::string> warnings) {
   if (rows.empty()) throw ConfigError(fmt::format("arrival trace '{}' holds no arrivals", source));
   // Counted in 64 bits: rank 4294967295 + 1 wrapped to 0 in 32, which left the group smaller
   // than that rank and the slot lookup below out of bounds.
@@ -232,8 +370,8 @@ ArrivalTrace assemble(std::vector<Row> rows, std::uint32_t group_size, double un
   // rank is allocated for it (a rank of 4,000,000,000 on one line asked for 32 GB).
   if (ranks > rows.size()) {
     throw ConfigError(fmt::format("arrival trace '{}': the group has {} ranks (0..{}) but the trace holds only {} "
-                                  "arrivals; every iteration must list every rank",
-                                  source, ranks, ranks - 1, rows.size()));
+                                  "arrivals; every iteration must list every rank{}",
+                                  source, ranks, ranks - 1, rows.size(), ranks_seen(rows, ranks)));
   }
   group_size = static_cast<std::uint32_t>(ranks);
   std::map<std::uint64_t, std::vector<const Row*>> by_iteration;
@@ -249,15 +387,23 @@ ArrivalTrace assemble(std::vector<Row> rows, std::uint32_t group_size, double un
   ArrivalTrace trace;
   trace.source = std::string(source);
   trace.n = group_size;
+  std::vector<std::uint64_t> skipped;
   for (const auto& [iteration, slots] : by_iteration) {
     const auto missing = std::find(slots.begin(), slots.end(), nullptr);
     if (missing != slots.end()) {
+      if (skip_incomplete) {
+        skipped.push_back(iteration);
+        continue;
+      }
       std::size_t first_line = 0;
       for (const Row* r : slots) {
         if (r && (first_line == 0 || r->line < first_line)) first_line = r->line;
       }
-      throw ConfigError(fmt::format("{}:{}: iteration {} has no row for rank {} (the group has ranks 0..{})", source,
-                                    first_line, iteration, missing - slots.begin(), group_size - 1));
+      throw ConfigError(fmt::format("{}:{}: iteration {} has no row for rank {} (the group has ranks 0..{}){}", source,
+                                    first_line, iteration, missing - slots.begin(), group_size - 1,
+                                    ranks_seen(rows, group_size).empty()
+                                        ? "; --skip-incomplete drops iterations that lack a rank"
+                                        : ranks_seen(rows, group_size)));
     }
     double earliest = slots.front()->time;
     for (const Row* r : slots) earliest = std::min(earliest, r->time);
@@ -277,6 +423,17 @@ ArrivalTrace assemble(std::vector<Row> rows, std::uint32_t group_size, double un
     trace.iterations.push_back(iteration);
     trace.delay_s.push_back(std::move(delays));
   }
+  if (!skipped.empty()) {
+    if (trace.iterations.empty()) {
+      throw ConfigError(fmt::format("arrival trace '{}': none of its {} iterations lists every rank 0..{}{}", source,
+                                    skipped.size(), group_size - 1, ranks_seen(rows, group_size)));
+    }
+    std::string labels;
+    for (std::size_t i = 0; i < std::min<std::size_t>(skipped.size(), 5); ++i) labels += fmt::format("{}{}", i ? ", " : "", skipped[i]);
+    warnings.push_back(fmt::format("skipped {} of {} iterations that lack a rank ({}{})", skipped.size(),
+                                   skipped.size() + trace.iterations.size(), labels, skipped.size() > 5 ? ", ..." : ""));
+  }
+  trace.warnings = std::move(warnings);
   return trace;
 }
 
@@ -326,27 +483,35 @@ std::uint32_t ArrivalTrace::most_often_last() const {
   return static_cast<std::uint32_t>(std::max_element(count.begin(), count.end()) - count.begin());
 }
 
-ArrivalTrace parse_arrival_trace(std::string_view text, std::string_view source, std::optional<std::uint32_t> n) {
+ArrivalTrace parse_arrival_trace(std::string_view text, std::string_view source, std::optional<std::uint32_t> n,
+                                 const ArrivalTraceOptions& options) {
   // A UTF-8 byte order mark (spreadsheets write one before "iteration,...") is not part of the
   // first column's name, nor of a JSON record.
   constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
   if (text.starts_with(kByteOrderMark)) text.remove_prefix(kByteOrderMark.size());
   if (trim(text).empty()) throw ConfigError(fmt::format("arrival trace '{}' is empty", source));
   if (looks_like_json(text)) {
+    std::vector<std::string> warnings;
+    const std::vector<json::Value> values = inspector_values(text, source, options.skip_incomplete, warnings);
     std::uint32_t group_size = 0;
-    std::vector<Row> rows = inspector_rows(text, source, group_size);
-    return assemble(std::move(rows), group_size, 1e-6, source, n);
+    std::vector<Row> rows = inspector_rows(values, source, options.communicator, group_size);
+    return assemble(std::move(rows), group_size, 1e-6, source, n, options.skip_incomplete, std::move(warnings));
   }
-  return assemble(csv_rows(text, source), 0, 1.0, source, n);
+  if (options.communicator) {
+    throw ConfigError(fmt::format("arrival trace '{}' is CSV: a communicator ('{}') is picked only in NCCL Inspector "
+                                  "JSON", source, quote_excerpt(*options.communicator)));
+  }
+  return assemble(csv_rows(text, source), 0, 1.0, source, n, options.skip_incomplete, {});
 }
 
-ArrivalTrace read_arrival_trace(const std::filesystem::path& file, std::optional<std::uint32_t> n) {
+ArrivalTrace read_arrival_trace(const std::filesystem::path& file, std::optional<std::uint32_t> n,
+                                const ArrivalTraceOptions& options) {
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec)) {
     throw ConfigError(fmt::format("arrival trace '{}' is a directory (give one file; concatenate NCCL Inspector's "
                                   "per-process files into one)", file.string()));
   }
-  return parse_arrival_trace(read_text_file(file, "arrival trace", kDataFileMaxBytes), file.string(), n);
+  return parse_arrival_trace(read_text_file(file, "arrival trace", kDataFileMaxBytes), file.string(), n, options);
 }
 
 }  // namespace collsim

@@ -13,6 +13,7 @@
 
 #include "collsim/models/formats/arrival_trace.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 #include "collsim/models/formats/yaml_reader.hpp"
 #include "collsim/models/units.hpp"
 #include "collsim/models/distribution_params.hpp"
@@ -108,9 +109,25 @@ void parse_trace(const YamlEntries& entries, std::string_view path, const YAML::
   const std::string file_path = fmt::format("{}.file", path);
   const std::filesystem::path name = scalar(*file, file_path);
   const std::filesystem::path resolved = name.is_absolute() || base_dir.empty() ? name : base_dir / name;
+  if (const YAML::Node* communicator = find_entry(entries, "communicator")) {
+    const std::string key = fmt::format("{}.communicator", path);
+    spec.trace_options.communicator = scalar(*communicator, key);
+    if (spec.trace_options.communicator->empty()) {
+      throw ConfigError(fmt::format("{}: needs a communicator id (header.id, e.g. 0x7f8c496ae9f661)",
+                                    yaml_node_label(key, *communicator)));
+    }
+  }
+  if (const YAML::Node* skip = find_entry(entries, "skip_incomplete")) {
+    const std::string key = fmt::format("{}.skip_incomplete", path);
+    const std::string& text = scalar(*skip, key);
+    if (text != "true" && text != "false") {
+      throw ConfigError(fmt::format("{}: '{}' must be true or false", yaml_node_label(key, *skip), quote_excerpt(text)));
+    }
+    spec.trace_options.skip_incomplete = text == "true";
+  }
   ArrivalTrace trace;
   try {
-    trace = read_arrival_trace(resolved, n);
+    trace = read_arrival_trace(resolved, n, spec.trace_options);
   } catch (const ConfigError& e) {
     throw ConfigError(fmt::format("{}: {}", yaml_node_label(file_path, *file), e.what()));
   }
@@ -200,7 +217,7 @@ ArrivalSpec parse_arrival_yaml(const YAML::Node& node, std::string_view path, st
     known.insert(known.end(), {"stragglers", "rank", "ranks", "delay", "persistence", "persistence_mode"});
   } else if (model == "trace") {
     spec.model = ArrivalModel::Trace;
-    known.insert(known.end(), {"file", "iteration"});
+    known.insert(known.end(), {"file", "iteration", "communicator", "skip_incomplete"});
   } else {
     throw ConfigError(fmt::format("{}: unknown arrival model '{}' (known: none, explicit, stragglers, distribution, trace)",
                                   yaml_node_label(model_path, model_node), model));
@@ -356,6 +373,8 @@ YAML::Node arrival_to_yaml(const ArrivalSpec& spec) {
   if (spec.model == ArrivalModel::Trace) {
     node["file"] = spec.trace_file;
     if (spec.trace_iteration) node["iteration"] = *spec.trace_iteration;
+    if (spec.trace_options.communicator) node["communicator"] = *spec.trace_options.communicator;
+    if (spec.trace_options.skip_incomplete) node["skip_incomplete"] = true;
   }
   if (spec.jitter) node["jitter"] = distribution_to_yaml(*spec.jitter);
   return node;

@@ -69,6 +69,8 @@ struct ArrivalSpec {
   /// (written back by arrival_to_yaml).
   std::shared_ptr<const ArrivalTrace> trace;
   std::string trace_file;
+  /// Trace: how the file was read (communicator, skip_incomplete), written back with it.
+  ArrivalTraceOptions trace_options;
   /// Trace: set when `trace` was reduced to this one iteration label (ArrivalTrace::only).
   std::optional<std::uint64_t> trace_iteration;
   /// Trace reduced to one iteration: the rank most often last in the whole trace, which is what

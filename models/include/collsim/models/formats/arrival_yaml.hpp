@@ -29,6 +29,8 @@
 //   {model: trace, file: job.csv}                      observed arrivals (arrival_trace.hpp), read
 //        here; a relative file is resolved against base_dir; trial t replays iteration t mod count
 //   {model: trace, file: job.csv, iteration: 12}       only the iteration labelled 12
+//   {model: trace, file: job.json, communicator: 0x7f8c496ae9f661, skip_incomplete: true}
+//        ArrivalTraceOptions: one communicator of an Inspector file; drop incomplete iterations
 // Optional keys:
 //   jitter: <distribution>          added independently to every rank (any model)
 //   persistence: 0.9                stragglers only: probability the identity stays (default 1)
