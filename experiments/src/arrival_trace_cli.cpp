@@ -58,6 +58,7 @@ std::optional<ArrivalSpec> arrival_trace_from_flags(const ArgParser& parser, std
     trace_options_from_flags(parser, command, "arrival-trace");  // refuses the reading options alone
     return std::nullopt;
   }
+  if (file->empty()) throw ConfigError(fmt::format("{}: --arrival-trace needs a file name", command));
   const ArrivalTraceOptions options = trace_options_from_flags(parser, command, "");
   for (std::string_view other : conflicts) {
     if (parser.get_optional(other)) {

@@ -9,6 +9,7 @@
 #include "collsim/experiments/commands.hpp"
 #include "collsim/experiments/output_path.hpp"
 #include "collsim/experiments/plot_script.hpp"
+#include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/nccl_log.hpp"
 #include "collsim/models/quote.hpp"
@@ -155,6 +156,19 @@ int calibrate_command(const Args& args, std::ostream& out) {
     if (!options.out_model.empty()) check_not_same_file(options.out_model, "calibrate", "--out", input, "the input");
     if (!csv.empty()) check_not_same_file(csv, "calibrate", csv_option, input, "the input");
   }
+  // A schedule per measured n is built for the fit: one that would not fit in memory is refused
+  // up front, as simulate refuses it (the default 4 GiB of --max-schedule-memory).
+  options.check_schedule_size = [](const std::string& algorithm, std::uint32_t n, const std::string& where) {
+    AlgorithmOptions sizing;
+    sizing.n = n;
+    const std::optional<double> transfers = estimate_transfers(algorithm, sizing);
+    const double limit_bytes = memory_limit_option_bytes("4GiB", false);
+    if (transfers && schedule_bytes(*transfers) > limit_bytes) {
+      throw ConfigError(fmt::format("calibrate: {}: a {} schedule on {} ranks needs about {} of memory to fit, above {} "
+                                    "(is the rank count right? --nranks overrides the log's)",
+                                    where, algorithm, n, rough_size(schedule_bytes(*transfers)), rough_size(limit_bytes)));
+    }
+  };
   options.command = "collsim calibrate";
   for (const auto& a : args) options.command += " " + a;
 

@@ -7,6 +7,7 @@
 #include "collsim/experiments/commands.hpp"
 #include "collsim/experiments/spec.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/text_file.hpp"
 #include "collsim/models/quote.hpp"
 
 namespace collsim {
@@ -61,6 +62,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] != c.name) continue;
     // one_line_message: a message that echoed input stays one line of bounded length.
     try {
+      forget_input_files();  // what this command reads, its outputs must not replace
       return c.run(Args(args.begin() + 1, args.end()), out);
     } catch (const InternalError& e) {
       err << "collsim: internal error (please report): " << one_line_message(e.what()) << "\n";

@@ -9,6 +9,7 @@
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/atomic_file.hpp"
+#include "collsim/models/formats/text_file.hpp"
 #include "collsim/models/formats/csv.hpp"
 #include "collsim/models/quote.hpp"
 #include "collsim/models/units.hpp"
@@ -210,6 +211,8 @@ void write_study_outputs(const std::filesystem::path& dir, const SweepGrid& grid
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw ConfigError(fmt::format("cannot create the output directory '{}': {}", dir.string(), ec.message()));
+  // All checked before any is written: the fourth could be an input (a trace the spec names).
+  for (const char* name : kResultFiles) check_not_an_input(dir / name);
   for (std::size_t i = 0; i < std::size(kResultFiles); ++i) {
     write_file_atomically((dir / kResultFiles[i]).string(), contents[i]);
   }
@@ -220,6 +223,11 @@ void check_study_output_files(const std::filesystem::path& dir, std::string_view
   const std::string shown = quote_excerpt(dir.string(), 200);
   std::error_code ec;
   for (const char* file : kResultFiles) {
+    try {
+      check_not_an_input(dir / file);  // the spec, or a trace or samples file it names
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("{}: {} '{}': {}", command, option, shown, e.what()));
+    }
     if (fs::is_directory(dir / file, ec)) {
       throw ConfigError(fmt::format("{}: {} '{}': '{}' there is a directory, where the run writes its {} (move it "
                                     "away or choose another {})",

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <string>
@@ -22,6 +23,13 @@ constexpr Rank kSmallN = 256;
 constexpr std::uint32_t kExactChunksUpTo = 1024;
 
 ScheduleEstimate count_schedule(std::string_view algorithm, AlgorithmOptions options, Rank n) {
+  // A sample smaller than the run keeps the run's share of late ranks (stragglar_online): k =
+  // 300 of n = 1,024 is counted as 75 of 256, where 300 would not exist (it was refused as out of
+  // range for n = 256, a valid run turned away by its own estimate).
+  if (n < options.n && options.late_ranks > 1) {
+    const double share = static_cast<double>(options.late_ranks) / options.n;
+    options.late_ranks = static_cast<std::uint32_t>(std::clamp(std::llround(share * n), 1LL, static_cast<long long>(n) - 1));
+  }
   options.n = n;
   // The straggler only relabels ranks; the counts do not change with it.
   options.straggler.reset();

@@ -9,6 +9,7 @@
 #include "collsim/algorithms/registry.hpp"
 #include "collsim/algorithms/verifier.hpp"
 #include "collsim/experiments/args.hpp"
+#include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/experiments/commands.hpp"
 #include "collsim/models/error.hpp"
 
@@ -66,6 +67,17 @@ int verify_command(const Args& args, std::ostream& out) {
     straggler = static_cast<Rank>(rank);
   }
 
+  constexpr double kVerifyLimitBytes = 4.0 * (1ull << 30);  // simulate's default --max-schedule-memory
+  // Refused before anything runs, as simulate refuses it: -n 100000 ran out of memory, and a
+  // range up to it ran for hours first. A schedule grows with n: the largest n decides.
+  const auto largest_n = static_cast<Rank>(*std::max_element(ns.begin(), ns.end()));
+  for (const auto& name : names) {
+    const AlgorithmOptions options{largest_n, std::nullopt, 0, gpus_per_node};
+    if (const auto transfers = estimate_transfers(name, options); transfers && schedule_bytes(*transfers) > kVerifyLimitBytes) {
+      throw ConfigError(fmt::format("verify: {} at n = {} needs about {} for its schedule, above {}; lower --n", name,
+                                    largest_n, rough_size(schedule_bytes(*transfers)), rough_size(kVerifyLimitBytes)));
+    }
+  }
   std::size_t passed = 0, failed = 0, skipped = 0;
   for (const auto& name : names) {
     const AlgorithmInfo& info = find_algorithm(name);
@@ -77,7 +89,19 @@ int verify_command(const Args& args, std::ostream& out) {
         ++skipped;
         continue;
       }
-      const Schedule s = generate_schedule(name, AlgorithmOptions{n, straggler, 0, gpus_per_node});
+      // Refused before anything is built, as simulate refuses it: -n 100000 or --elements 10^9
+      // ran out of memory (the schedule, then a buffer per rank of chunks x elements doubles).
+      const AlgorithmOptions options{n, straggler, 0, gpus_per_node};
+      const Schedule s = generate_schedule(name, options);
+      const double buffers_bytes = static_cast<double>(s.n) * static_cast<double>(s.num_chunks) *
+                                   static_cast<double>(elements) * sizeof(double);
+      if (buffers_bytes > kVerifyLimitBytes) {
+        throw ConfigError(fmt::format("verify: {} at n = {} with --elements {} needs about {} for the reference "
+                                      "executor's buffers ({} ranks x {} chunks x {} elements), above {}; lower --elements "
+                                      "or --n",
+                                      name, n, elements, rough_size(buffers_bytes), s.n, s.num_chunks, elements,
+                                      rough_size(kVerifyLimitBytes)));
+      }
       const auto diags = verify_schedule(s, 5);
       const auto ref = execute_reference(s, elements);
       if (diags.empty() && ref.correct) {
@@ -89,6 +113,12 @@ int verify_command(const Args& args, std::ostream& out) {
                            diags.empty() ? "reference executor: " + ref.first_mismatch : format_diagnostic(s, diags[0]));
       }
     }
+  }
+  if (passed + failed == 0) {
+    // "0 passed, 0 failed" and exit 0 read as success with nothing checked.
+    throw ConfigError(fmt::format("verify: no (algorithm, n) pair given is supported, so nothing was checked ({} "
+                                  "skipped{})",
+                                  skipped, gpus_per_node == 0 ? "; hierarchical algorithms need --gpus-per-node G" : ""));
   }
   if (skipped > 0) out << fmt::format("({} unsupported (algorithm, n) pairs skipped)\n", skipped);
   out << fmt::format("{} passed, {} failed\n", passed, failed);

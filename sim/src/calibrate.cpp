@@ -606,6 +606,16 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
     throw ConfigError("calibrate: no measurement to fit (the inputs hold no collective a schedule explains)");
   }
 
+  if (options.check_schedule_size) {
+    std::set<std::pair<std::string, std::uint32_t>> checked;
+    for (const auto& p : report.points) {
+      // A send/recv row is one transfer, not a table algorithm's schedule.
+      if (p.collective == Collective::SendRecv) continue;
+      if (checked.emplace(p.algorithm, p.n).second) {
+        options.check_schedule_size(p.algorithm, p.n, fmt::format("{}:{}", p.source, p.line));
+      }
+    }
+  }
   // Coefficients along the critical path, re-evaluated at the fitted parameters until stable.
   ScheduleCache schedules;
   TopologyCache topologies(options.topology);
@@ -775,6 +785,9 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
   if (csv_path.empty() && !options.out_model.empty()) {
     csv_path = options.out_model.parent_path() / (options.out_model.stem().string() + "_fit.csv");
   }
+  // Both checked before either is written: an input under the second name left the first written.
+  if (!options.out_model.empty()) check_not_an_input(options.out_model);
+  if (!csv_path.empty()) check_not_an_input(csv_path);
   if (!options.out_model.empty()) {
     write_model_file(report.model, options.out_model);
     report.model_path = options.out_model;

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "cli_test_support.hpp"
+#include "test_support.hpp"
 #include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/experiments/spec.hpp"
 #include "collsim/models/error.hpp"
@@ -724,6 +725,63 @@ TEST(CliHardening, YamlAliasBombsAreRefused) {
                       "  - {label: one, model: stragglers, stragglers: [&late {rank: 7, delay: 1ms}]}\n"
                       "  - {label: two, model: stragglers, stragglers: [*late, {rank: 6, delay: 2ms}]}\n");
   EXPECT_EQ(run({"run", anchors.string(), "--dry-run"}).code, 0) << run({"run", anchors.string(), "--dry-run"}).err;
+}
+
+// Outputs never replace a file the command read, whichever option named it: a topology by name,
+// a delay samples file, a trace inside --arrival (each replaced its input, exit 0, before).
+TEST(CliHardening, NoOutputReplacesAnInputItRead) {
+  const test::TempDir dir;
+  const auto path = [&](const char* name) { return (dir.path() / name).string(); };
+  std::ofstream(path("D.txt")) << "1ms\n2ms\n";
+  std::ofstream(path("T.csv")) << "iteration,rank,arrival_s\n0,0,0\n0,1,0.001\n0,2,0\n0,3,0\n";
+  fs::copy_file(COLLSIM_SOURCE_DIR "/configs/topologies/dgx_h100.yaml", path("dgx.yaml"));
+  const std::string samples_before = "1ms\n2ms\n";
+  const auto samples = run({"simulate", "-a", "ring", "-n", "4", "--distribution", "empirical:file=" + path("D.txt"),
+                            "--trace", path("D.txt")});
+  EXPECT_EQ(samples.code, 2);
+  test::expect_contains(samples.err, "is an input this command read");
+  std::ifstream in(path("D.txt"));
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), samples_before);
+  const auto trace = run({"simulate", "-a", "ring", "-n", "4", "--arrival", fmt::format("{{model: trace, file: {}}}", path("T.csv")),
+                          "--trace", path("T.csv")});
+  EXPECT_EQ(trace.code, 2);
+  test::expect_contains(trace.err, "is an input this command read");
+  const auto model = run({"calibrate", COLLSIM_SOURCE_DIR "/tests/data/nccl-tests/h100-8gpu-allreduce-nvidia-exemplar.txt", "--topology",
+                          path("dgx.yaml"), "--out", path("dgx.yaml"), "--no-plot"});
+  EXPECT_EQ(model.code, 2);
+  EXPECT_FALSE(fs::exists(path("dgx_fit.csv")));  // neither output is written
+  // Not regular files: a pipe is refused, a link is written through.
+  ASSERT_EQ(::mkfifo(path("f.yaml").c_str(), 0644), 0);
+  const auto fifo = run({"arrivals", path("T.csv"), "--fit", path("f.yaml")});
+  EXPECT_EQ(fifo.code, 2);
+  test::expect_contains(fifo.err, "not a regular file");
+  std::ofstream(path("real.yaml")) << "x\n";
+  fs::create_symlink(path("real.yaml"), path("link.yaml"));
+  ASSERT_EQ(run({"arrivals", path("T.csv"), "--fit", path("link.yaml")}).code, 0);
+  EXPECT_TRUE(fs::is_symlink(path("link.yaml")));
+  EXPECT_GT(fs::file_size(path("real.yaml")), 10u);
+  // The next command starts a new list: writing what an earlier command read is fine.
+  EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "4", "--trace", path("D.txt")}).code, 0);
+  EXPECT_EQ(run({"simulate", "-a", "ring", "--arrival-trace", ""}).code, 2);
+}
+
+// Calibrate and verify refuse what would not fit in memory before building it (--nranks 100000
+// was killed by the kernel; verify -n 100000 or --elements 10^9 ran out of memory), and verify
+// with nothing supported is an error, not "0 passed, 0 failed" and exit 0.
+TEST(CliHardening, CalibrateAndVerifyRefuseRunsThatDoNotFit) {
+  const auto cal = run({"calibrate", COLLSIM_SOURCE_DIR "/tests/data/nccl-tests/h100-8gpu-allreduce-nvidia-exemplar.txt", "--nranks", "100000",
+                        "--no-plot"});
+  EXPECT_EQ(cal.code, 2);
+  test::expect_contains(cal.err, "a ring schedule on 100000 ranks needs about");
+  const auto big = run({"verify", "-n", "2..100000", "-a", "ring"});
+  EXPECT_EQ(big.code, 2);
+  test::expect_contains(big.err, "ring at n = 100000 needs about");
+  const auto elements = run({"verify", "-n", "8", "-a", "ring", "--elements", "100000000"});
+  EXPECT_EQ(elements.code, 2);
+  test::expect_contains(elements.err, "--elements 100000000 needs about");
+  const auto none = run({"verify", "-n", "8", "-a", "hierarchical"});
+  EXPECT_EQ(none.code, 2);
+  test::expect_contains(none.err, "nothing was checked");
 }
 
 }  // namespace

@@ -219,6 +219,20 @@ TEST(ResourceEstimate, CountsRankRoundsAndTheEventIndexWhereItIsBuilt) {
   EXPECT_NE(plan.largest_run.find("nccl_tree at n = 64 on cluster_h100_1024"), std::string::npos) << plan.largest_run;
 }
 
+// The samples an estimate extrapolates from keep the run's share of late ranks: k = 300 of n =
+// 1,024 was counted as k = 300 of n = 256 and refused as out of range, a valid run turned away.
+TEST(ResourceEstimate, LateRanksScaleWithTheSampledN) {
+  AlgorithmOptions options;
+  options.n = 1024;
+  options.late_ranks = 300;
+  const auto estimate = estimate_schedule("stragglar_online", options);
+  ASSERT_TRUE(estimate);
+  const double exact = static_cast<double>(generate_schedule("stragglar_online", options).num_transfers());
+  EXPECT_NEAR(estimate->transfers, exact, 0.05 * exact);
+  options.late_ranks = 1023;  // the largest k: n-1 at every sample
+  EXPECT_TRUE(estimate_schedule("stragglar_online", options));
+}
+
 // A study whose largest run cannot fit is refused before anything is written, naming that run
 // and the estimate (the default limit is the machine's memory; --max-run-memory sets one).
 TEST(StudyPlan, RunRefusesAStudyWhoseLargestRunDoesNotFit) {

@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/text_file.hpp"
 
 namespace collsim {
 
@@ -23,8 +24,22 @@ void write_file_atomically(const std::string& path, std::string_view content) {
   if (target.has_parent_path() && !fs::is_directory(target.parent_path(), ec)) {
     throw ConfigError(fmt::format("cannot write '{}': directory '{}' does not exist", path, target.parent_path().string()));
   }
+  check_not_an_input(target);
+  // The rename below replaces whatever the name is: a device (/dev/full as root became a regular
+  // file), a pipe, or a link (which became a file, its target untouched). Write through a link
+  // to a regular file; refuse anything else that is not a regular file.
+  fs::path destination = target;
+  const fs::file_status status = fs::symlink_status(target, ec);
+  if (fs::is_symlink(status)) {
+    destination = fs::canonical(target, ec);
+    if (ec || !fs::is_regular_file(destination, ec)) {
+      throw ConfigError(fmt::format("cannot write '{}': it is a link, and not to a regular file", path));
+    }
+  } else if (fs::exists(status) && !fs::is_regular_file(status)) {
+    throw ConfigError(fmt::format("cannot write '{}': it exists and is not a regular file (a device or a pipe?)", path));
+  }
   // The pid keeps concurrent writers (e.g. several MPI ranks) from sharing a temporary file.
-  const std::string tmp = fmt::format("{}.tmp.{}", path, static_cast<long>(::getpid()));
+  const std::string tmp = fmt::format("{}.tmp.{}", destination.string(), static_cast<long>(::getpid()));
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) throw ConfigError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
   const bool written = std::fwrite(content.data(), 1, content.size(), f) == content.size();
@@ -35,7 +50,7 @@ void write_file_atomically(const std::string& path, std::string_view content) {
     std::remove(tmp.c_str());
     throw ConfigError(fmt::format("cannot write '{}': {}", path, std::strerror(err)));
   }
-  fs::rename(tmp, target, ec);
+  fs::rename(tmp, destination, ec);
   if (ec) {
     std::remove(tmp.c_str());
     throw ConfigError(fmt::format("cannot rename '{}' to '{}': {}", tmp, path, ec.message()));

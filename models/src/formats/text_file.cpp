@@ -7,11 +7,49 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 #include "collsim/models/units.hpp"
 
 namespace collsim {
+namespace {
+
+std::mutex inputs_mutex;
+std::vector<std::filesystem::path> inputs;  // guarded by inputs_mutex
+
+void note_input(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  if (ec) return;
+  const std::lock_guard lock(inputs_mutex);
+  inputs.push_back(absolute.lexically_normal());
+}
+
+}  // namespace
+
+std::vector<std::filesystem::path> input_files_read() {
+  const std::lock_guard lock(inputs_mutex);
+  return inputs;
+}
+
+void forget_input_files() {
+  const std::lock_guard lock(inputs_mutex);
+  inputs.clear();
+}
+
+void check_not_an_input(const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::filesystem::path target = std::filesystem::absolute(path, ec).lexically_normal();
+  for (const std::filesystem::path& input : input_files_read()) {
+    if (target == input || std::filesystem::equivalent(target, input, ec)) {
+      throw ConfigError(fmt::format("cannot write '{}': it is an input this command read ('{}'), and writing would "
+                                    "replace it; give another name",
+                                    quote_excerpt(path.string(), 200), quote_excerpt(input.string(), 200)));
+    }
+  }
+}
 
 std::string read_text_file(const std::filesystem::path& path, std::string_view what, std::uint64_t max_bytes) {
   const std::string name = what.empty() ? fmt::format("'{}'", path.string()) : fmt::format("{} '{}'", what, path.string());
@@ -19,6 +57,7 @@ std::string read_text_file(const std::filesystem::path& path, std::string_view w
   if (std::filesystem::is_directory(path, ec)) throw ConfigError(fmt::format("cannot read {}: it is a directory", name));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(fmt::format("cannot read {}: {}", name, std::strerror(errno)));
+  note_input(path);
   const auto too_large = [&] {
     return ConfigError(fmt::format("cannot read {}: it is larger than {} (an endless device or pipe?)", name,
                                    format_size(static_cast<double>(max_bytes))));

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace collsim {
 
@@ -22,5 +23,16 @@ inline constexpr std::uint64_t kDataFileMaxBytes = std::uint64_t{8} << 30;
 /// out; NUL-free endless input stops at the limit, and a regular file above it is refused before
 /// it is read.
 std::string read_text_file(const std::filesystem::path& path, std::string_view what, std::uint64_t max_bytes);
+
+/// Every file read_text_file opened since the last forget_input_files(), absolute. Why: outputs
+/// are written after the work, and one named like an input (a topology given by name, a delay
+/// samples file, a trace named inside --arrival) silently replaced it; commands checked the
+/// inputs they knew of, and missed the ones read on their behalf. check_not_an_input() and
+/// write_file_atomically() consult this list instead.
+std::vector<std::filesystem::path> input_files_read();
+/// Starts a new command's list (the CLI calls it before each command).
+void forget_input_files();
+/// Throws ConfigError naming `path` when it is (or links to) a file this command read.
+void check_not_an_input(const std::filesystem::path& path);
 
 }  // namespace collsim
