@@ -11,6 +11,7 @@
 namespace collsim {
 namespace {
 
+using test::expect_config_error;
 using test::expect_contains;
 
 std::filesystem::path data(const std::string& name) {
@@ -378,6 +379,34 @@ TEST(NcclLog, CollectiveNames) {
   EXPECT_EQ(parse_collective("sendrecv"), Collective::SendRecv);
   EXPECT_STREQ(collective_name(Collective::ReduceScatter), "reduce_scatter");
   expect_contains(config_error([] { parse_collective("alltoall", "--fit-on"); }), "--fit-on: unknown or unsupported collective 'alltoall'");
+}
+
+// One row of an 8-rank all_reduce table (busbw/algbw = 1.75) and of an 8-rank all_gather (0.875).
+constexpr const char* kAllReduceRow =
+    "     1048576        262144     float     sum      -1    20.09   52.19   91.33       0    20.35   51.53   90.18       0\n";
+constexpr const char* kAllGatherRow =
+    "     1048576         32768     float    none      -1    17.60   59.59   52.14       0    17.82   58.84   51.49       0\n";
+
+// Two tests appended to one file: the second start line is refused, naming both lines and both
+// binaries (all_reduce then all_gather was read as all_gather with the all_reduce rows mixed in).
+TEST(NcclLog, TwoTestsInOneFileAreRefused) {
+  const std::string ar = std::string("# Collective test starting: all_reduce_perf\n# nranks: 8\n") + kHeader + kAllReduceRow;
+  const std::string ag = std::string("# Collective test starting: all_gather_perf\n# nranks: 8\n") + kHeader + kAllGatherRow;
+  expect_config_error([&] { parse_nccl_log(ar + ag, "both.txt"); },
+                      {"both.txt:5: a second nccl-tests test starts here (all_gather_perf); the first (all_reduce_perf) "
+                       "started on line 1",
+                       "split the file before line 5"});
+  // The second test's output begins at its version banner.
+  const std::string banner = "# nccl-tests version 2.17.1\n";
+  expect_config_error([&] { parse_nccl_log(banner + ag + "\n" + banner + ar, "both.txt"); },
+                      {"both.txt:8: a second nccl-tests test starts here (all_reduce_perf); the first (all_gather_perf) "
+                       "started on line 2",
+                       "split the file before line 7"});
+  // Old builds print no start line: the second table header says the same.
+  const std::string old = std::string("# nranks: 8\n") + kHeader + kAllReduceRow;
+  expect_config_error([&] { parse_nccl_log(old + old, "allreduce.txt"); },
+                      {"allreduce.txt:5: a second nccl-tests table header; the first is on line 2",
+                       "split the file before line 5"});
 }
 
 }  // namespace

@@ -155,6 +155,7 @@ std::optional<std::uint64_t> field_after(std::string_view text, std::string_view
 // What the column header line says about the leading columns.
 struct Layout {
   bool known = false;     ///< a header line was seen
+  std::size_t line = 0;   ///< its line number
   bool has_redop = true;
   bool has_root = true;
   std::size_t lead() const { return 3 + (has_redop ? 1 : 0) + (has_root ? 1 : 0); }
@@ -260,16 +261,19 @@ class Parser {
             "{}:{}: unsupported nccl-tests table layout '{}' (expected 'size count type [redop] [root] time ...')",
             source_, line_no, quote_excerpt(trim(body))));
       }
+      if (layout_.known) second_table(line_no);
+      layout.line = line_no;
       layout_ = layout;
       return;
     }
     if (tokens[0] == "Rank" && tokens.size() > 1 && is_uint(tokens[1])) {
       if (const auto rank = to_uint(tokens[1])) max_rank_ = std::max<std::int64_t>(max_rank_, static_cast<std::int64_t>(*rank));
     }
+    if (body.find("nccl-tests version") != std::string_view::npos) banner_line_ = line_no;
     const std::string_view starting = "Collective test starting:";
     if (const std::size_t at = body.find(starting); at != std::string_view::npos) {
       const auto rest = split_ws(body.substr(at + starting.size()));
-      if (!rest.empty()) started_ = std::pair<std::string, std::size_t>(std::string(rest[0]), line_no);
+      if (!rest.empty()) test_starts(std::string(rest[0]), line_no);
     }
     for (auto& name : perf_names(body)) mentioned_.insert(std::move(name));
     if (!nranks_field_) {
@@ -280,6 +284,31 @@ class Parser {
     if (body.find("Out of bounds values") != std::string_view::npos && body.find("FAILED") != std::string_view::npos) {
       log_.warnings.push_back(fmt::format("line {}: nccl-tests reports wrong results: '{}'", line_no, quote_excerpt(trim(body))));
     }
+  }
+
+  // One log holds one test. Two runs appended to one file (all_reduce_perf, then all_gather_perf)
+  // were read as one table of the last collective with the rows of both; which rows belong to
+  // which test only the user can say, by splitting the file.
+  void test_starts(std::string name, std::size_t line_no) {
+    if (started_) {
+      // The second test's output begins at its version banner when it printed one.
+      const std::size_t split = banner_line_ > started_->second ? banner_line_ : line_no;
+      throw ConfigError(fmt::format("{}:{}: a second nccl-tests test starts here ({}); the first ({}) started on "
+                                    "line {}: a log must hold one test, split the file before line {} and pass "
+                                    "the parts as separate inputs",
+                                    source_, line_no, quote_excerpt(name), quote_excerpt(started_->first),
+                                    started_->second, split));
+    }
+    started_ = std::pair<std::string, std::size_t>(std::move(name), line_no);
+  }
+
+  // Old builds print no start line: a second table header is then the sign of a second test.
+  [[noreturn]] void second_table(std::size_t line_no) const {
+    const std::string first = started_ ? fmt::format(" ({})", quote_excerpt(started_->first)) : "";
+    throw ConfigError(fmt::format("{}:{}: a second nccl-tests table header; the first is on line {}{}: a log must "
+                                  "hold one test, split the file before line {} and pass the parts as separate "
+                                  "inputs",
+                                  source_, line_no, layout_.line, first, line_no));
   }
 
   double number(std::string_view token, std::string_view column, std::size_t line_no, std::string_view text) const {
@@ -516,6 +545,7 @@ class Parser {
   std::int64_t max_rank_ = -1;
   std::optional<std::uint64_t> nranks_field_, nthread_, ngpus_;
   std::optional<std::pair<std::string, std::size_t>> started_;
+  std::size_t banner_line_ = 0;  ///< the last "# nccl-tests version ..." line
   std::set<std::string> mentioned_;
 };
 
