@@ -409,5 +409,24 @@ TEST(NcclLog, TwoTestsInOneFileAreRefused) {
                        "split the file before line 5"});
 }
 
+// Without an 'nranks' field or 'Rank' lines, busbw/algbw printed with two decimals singles out n
+// only while n is small: at n = 256 every n from 251 to 260 fits the rounding (255 was taken,
+// with a warning). That is refused, asking for --nranks; n = 64 is still inferred.
+TEST(NcclLog, RanksFromTheRatioOnlyWhenItSinglesOutOne) {
+  const std::string head = std::string("# Collective test starting: all_reduce_perf\n") + kHeader;
+  const std::string n256 =
+      head + "   134217728      33554432     float     sum      -1  1384.83   96.92  193.08       0  1391.43   96.46  192.17       0\n";
+  expect_config_error([&] { parse_nccl_log(n256, "x.txt"); },
+                      {"x.txt: busbw/algbw = 1.9922 at line 3 fits every nranks from 251 to 260", "--nranks"});
+  NcclLogOptions options;
+  options.nranks = 256;
+  EXPECT_EQ(parse_nccl_log(n256, "x.txt", options).nranks, 256u);
+  const NcclLog n64 = parse_nccl_log(
+      head + "   134217728      33554432     float     sum      -1  1368.59   98.07  193.08       0  1376.59   97.50  191.95       0\n",
+      "x.txt");
+  EXPECT_EQ(n64.nranks, 64u);
+  EXPECT_EQ(n64.nranks_from, "busbw/algbw ratio");
+}
+
 }  // namespace
 }  // namespace collsim

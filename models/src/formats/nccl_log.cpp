@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -160,6 +161,35 @@ struct Layout {
   bool has_root = true;
   std::size_t lead() const { return 3 + (has_redop ? 1 : 0) + (has_root ? 1 : 0); }
 };
+
+// Half a unit in the last digit nccl-tests prints of a bandwidth: two decimals below 1000 GB/s,
+// one below 10000, none above (getFloatStr in its util.cu). Older builds print two decimals
+// always; the wider rounding is taken, so a ratio is never believed more precise than it is.
+double printed_half_unit(double value) {
+  if (value < 1000) return 0.005;
+  if (value < 10000) return 0.05;
+  return 0.5;
+}
+
+// The n whose bus factor is `ratio` (2(n-1)/n for all_reduce, (n-1)/n for reduce_scatter and
+// all_gather); infinite at and past the factor's limit.
+double ranks_for_ratio(Collective collective, double ratio) {
+  const double limit = collective == Collective::AllReduce ? 2.0 : 1.0;
+  return ratio >= limit ? std::numeric_limits<double>::infinity() : limit / (limit - ratio);
+}
+
+// The first and last n whose bus factor lies within the rounding of busbw/algbw as printed
+// (first > last when none does). Above ~100 ranks neighbouring n differ by less than that
+// rounding, and the ratio alone cannot say which ran.
+std::pair<std::uint64_t, std::uint64_t> ranks_within_rounding(Collective collective, double algbw, double busbw) {
+  const double low = (busbw - printed_half_unit(busbw)) / (algbw + printed_half_unit(algbw));
+  const double high = (busbw + printed_half_unit(busbw)) / (algbw - printed_half_unit(algbw));
+  constexpr double kPastMaxRanks = (1u << 20) + 1;  // stands for every n from there up
+  const double first = std::max(2.0, std::ceil(ranks_for_ratio(collective, low) - 1e-9));
+  const double last = std::min(kPastMaxRanks, std::floor(ranks_for_ratio(collective, high) + 1e-9));
+  if (first > last) return {1, 0};
+  return {static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(last)};
+}
 
 class Parser {
  public:
@@ -499,9 +529,8 @@ class Parser {
     const double ratio = informative ? best->busbw_oop_GBps / best->algbw_oop_GBps : 0.0;
     const double tolerance = informative ? 0.006 / best->algbw_oop_GBps + 0.006 / best->busbw_oop_GBps + 1e-3 : 0.0;
     if (!n && informative) {
-      const double guess = log_.collective == Collective::AllReduce ? 2.0 / (2.0 - ratio) : 1.0 / (1.0 - ratio);
-      if (std::isfinite(guess) && guess >= 1.5 && guess < 1e6) {
-        n = static_cast<std::uint64_t>(std::llround(guess));
+      n = ranks_from_ratio(*best, ratio);
+      if (n) {
         log_.nranks_from = "busbw/algbw ratio";
         log_.warnings.push_back(fmt::format("nranks = {} inferred from busbw/algbw = {:.4f}; the header does not say",
                                             *n, ratio));
@@ -536,6 +565,23 @@ class Parser {
     } else if (ngpus_) {
       log_.warnings.push_back(fmt::format("nGpus = {} is outside 1..nranks ({}); GPUs per thread taken as 1", *ngpus_, *n));
     }
+  }
+
+  // n from busbw/algbw of `best` when only one n fits the printed rounding; a pasted table of 256
+  // ranks was taken for 255 (with a warning) and fitted with the wrong schedule. When no n fits,
+  // the nearest is returned and resolve_nranks' check reports the contradiction.
+  std::optional<std::uint64_t> ranks_from_ratio(const NcclLogRow& best, double ratio) const {
+    const auto [first, last] = ranks_within_rounding(log_.collective, best.algbw_oop_GBps, best.busbw_oop_GBps);
+    if (first == last) return first;
+    if (first < last) {
+      throw ConfigError(fmt::format("{}: busbw/algbw = {:.4f} at line {} fits every nranks from {} to {} within the "
+                                    "rounding of the printed values, and the log does not say how many ranks ran (no "
+                                    "'nranks' field, no 'Rank' lines, nThread*nGpus < 2); pass --nranks N",
+                                    source_, ratio, best.line, first, std::min<std::uint64_t>(last, 1u << 20)));
+    }
+    const double guess = ranks_for_ratio(log_.collective, ratio);
+    if (!std::isfinite(guess) || guess < 1.5 || guess >= 1e6) return std::nullopt;
+    return static_cast<std::uint64_t>(std::llround(guess));
   }
 
   std::string_view source_;
