@@ -428,5 +428,25 @@ TEST(NcclLog, RanksFromTheRatioOnlyWhenItSinglesOutOne) {
   EXPECT_EQ(n64.nranks_from, "busbw/algbw ratio");
 }
 
+// nccl-tests built with NAME_SUFFIX=_mpi names its binaries all_reduce_perf_mpi and so on.
+TEST(NcclLog, BinaryNameSuffixIsAccepted) {
+  const std::string tail = std::string("# nranks: 8\n") + kHeader;
+  const NcclLog started =
+      parse_nccl_log("# Collective test starting: all_reduce_perf_mpi\n" + tail + kAllReduceRow, "x.txt");
+  EXPECT_EQ(started.collective, Collective::AllReduce);
+  const NcclLog command =
+      parse_nccl_log("# mpirun -np 8 ./build/all_gather_perf_mpi -b 8 -e 8G\n" + tail + kAllGatherRow, "x.txt");
+  EXPECT_EQ(command.collective, Collective::AllGather);
+  EXPECT_EQ(command.collective_from, "command line in the header");
+  // A word that only begins like a binary names none.
+  EXPECT_EQ(parse_nccl_log("# all_reduce_performance sweep\n" + tail + kAllGatherRow, "allgather.txt").collective,
+            Collective::AllGather);
+  // A suffix does not make an unsupported binary known.
+  expect_contains(config_error([&] {
+                    parse_nccl_log("# Collective test starting: broadcast_perf_mpi\n" + tail + kAllReduceRow, "x.txt");
+                  }),
+                  "unknown or unsupported collective 'broadcast_perf_mpi'");
+}
+
 }  // namespace
 }  // namespace collsim

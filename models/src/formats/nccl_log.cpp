@@ -120,7 +120,23 @@ std::string_view strip_launcher_prefix(std::string_view line) {
   return line;
 }
 
-// The identifiers of a comment line that end in "_perf" (the nccl-tests binaries).
+// The collective an nccl-tests binary measures: "all_reduce_perf", or with the suffix a build
+// appends through NAME_SUFFIX ("all_reduce_perf_mpi"); a path before the name is ignored.
+// nullopt for any other name, including words that only begin like one ("all_reduce_performance").
+std::optional<Collective> perf_binary_collective(std::string_view name) {
+  if (const std::size_t slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
+  const std::size_t at = name.find("_perf");
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::string_view suffix = name.substr(at + 5);
+  if (!suffix.empty() && std::isalpha(static_cast<unsigned char>(suffix.front()))) return std::nullopt;
+  for (const Collective c : kCollectives) {
+    if (name.substr(0, at) == collective_name(c)) return c;
+  }
+  return std::nullopt;
+}
+
+// The identifiers of a comment line that name nccl-tests binaries: those ending in "_perf", and
+// the supported ones with a NAME_SUFFIX. Other words with "_perf" inside are not binaries.
 std::vector<std::string> perf_names(std::string_view text) {
   std::vector<std::string> names;
   std::size_t i = 0;
@@ -129,7 +145,8 @@ std::vector<std::string> perf_names(std::string_view text) {
     const std::size_t begin = i;
     while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
     const std::string_view word = text.substr(begin, i - begin);
-    if (word.size() > 5 && word.substr(word.size() - 5) == "_perf") names.emplace_back(word);
+    const bool ends_in_perf = word.size() > 5 && word.substr(word.size() - 5) == "_perf";
+    if (ends_in_perf || perf_binary_collective(word)) names.emplace_back(word);
   }
   return names;
 }
@@ -454,21 +471,20 @@ class Parser {
       return;
     }
     if (started_) {
-      log_.collective = parse_collective(started_->first, fmt::format("{}:{}: collective", source_, started_->second));
+      const auto binary = perf_binary_collective(started_->first);
+      log_.collective = binary ? *binary
+                               : parse_collective(started_->first, fmt::format("{}:{}: collective", source_, started_->second));
       log_.collective_from = "'Collective test starting' header";
       return;
     }
     std::set<Collective> found;
     std::vector<std::string> unsupported;
     for (const auto& name : mentioned_) {
-      bool known = false;
-      for (const Collective c : kCollectives) {
-        if (name == fmt::format("{}_perf", collective_name(c))) {
-          found.insert(c);
-          known = true;
-        }
+      if (const auto c = perf_binary_collective(name)) {
+        found.insert(*c);
+      } else {
+        unsupported.push_back(name);
       }
-      if (!known) unsupported.push_back(name);
     }
     if (found.size() > 1) {
       throw ConfigError(fmt::format("{}: the header names several collectives ({}); pass the collective explicitly",
