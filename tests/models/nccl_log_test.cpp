@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <fstream>
 #include <string>
 
 #include "collsim/models/error.hpp"
@@ -387,6 +388,14 @@ constexpr const char* kAllReduceRow =
 constexpr const char* kAllGatherRow =
     "     1048576         32768     float    none      -1    17.60   59.59   52.14       0    17.82   58.84   51.49       0\n";
 
+// The text of a test data file with `prefix` in front of every line, as a launcher writes it.
+std::string prefixed(const std::string& file, const std::string& prefix) {
+  std::ifstream in(data(file));
+  std::string out;
+  for (std::string line; std::getline(in, line);) out += prefix + line + "\n";
+  return out;
+}
+
 // Two tests appended to one file: the second start line is refused, naming both lines and both
 // binaries (all_reduce then all_gather was read as all_gather with the all_reduce rows mixed in).
 TEST(NcclLog, TwoTestsInOneFileAreRefused) {
@@ -446,6 +455,38 @@ TEST(NcclLog, BinaryNameSuffixIsAccepted) {
                     parse_nccl_log("# Collective test starting: broadcast_perf_mpi\n" + tail + kAllReduceRow, "x.txt");
                   }),
                   "unknown or unsupported collective 'broadcast_perf_mpi'");
+}
+
+// MPICH / Intel MPI -l or -prepend-rank ("[0] "), Open MPI --timestamp-output with --tag-output,
+// and pdsh / clush ("host: ") in front of every line of the exemplar log.
+TEST(NcclLog, MoreLauncherPrefixesAreStripped) {
+  const std::string file = "h100-8gpu-allreduce-nvidia-exemplar.txt";
+  const NcclLog base = read_nccl_log(data(file));
+  for (const std::string prefix :
+       {"[0] ", "[12]\t", "Mon Jun  2 10:11:12 2025[1,0]<stdout>:", "gpu-n1: ", "dgx-h100-07.cluster: "}) {
+    SCOPED_TRACE(prefix);
+    const NcclLog log = parse_nccl_log(prefixed(file, prefix), file);
+    expect_same_rows(base, log);
+    EXPECT_EQ(log.skipped_lines, base.skipped_lines);
+  }
+}
+
+// A prefix without a fixed form ("host: ", "[0] ") is removed only from lines that start with one
+// seen in front of a comment line: other text never turns into a row.
+TEST(NcclLog, LoosePrefixesAreOnlyStrippedInFrontOfNcclTestsLines) {
+  const std::string text = std::string("gpu-n1: # Collective test starting: all_reduce_perf\n# nranks: 8\n") + kHeader +
+                           "gpu-n1: " + kAllReduceRow + "Retries: 2 3\n[3] 4 5\ngpu-n2: 6 7\n";
+  const NcclLog log = parse_nccl_log(text, "x.txt");
+  EXPECT_EQ(log.rows.size(), 1u);
+  EXPECT_EQ(log.skipped_lines, 3u);
+}
+
+// nccl-tests text behind a prefix collsim does not know: the error says so and shows the prefix.
+TEST(NcclLog, UnknownPrefixIsNamedWhenNoRowIsFound) {
+  expect_config_error(
+      [&] { parse_nccl_log(prefixed("h100-8gpu-allreduce-nvidia-exemplar.txt", "job 42 | "), "x.txt"); },
+      {"x.txt: no nccl-tests data rows with size > 0 found",
+       "36 lines carry nccl-tests text behind a per-line prefix collsim does not know (first on line 6: 'job 42 |')"});
 }
 
 }  // namespace

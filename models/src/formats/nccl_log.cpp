@@ -91,33 +91,123 @@ std::optional<std::uint64_t> to_uint(std::string_view s) {
   return value;
 }
 
-// Removes the per-line prefixes launchers add: Open MPI's `--tag-output` ("[1,0]<stdout>:")
-// and Slurm's `srun --label` ("0: "). Neither can start a real table line, so stripping is safe.
-std::string_view strip_launcher_prefix(std::string_view line) {
-  std::string_view s = line;
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  if (!s.empty() && s.front() == '[') {
-    const std::size_t close = s.find(']');
-    if (close != std::string_view::npos) {
-      const std::string_view inside = s.substr(1, close - 1);
-      const std::size_t comma = inside.find(',');
-      std::string_view rest = s.substr(close + 1);
-      if (comma != std::string_view::npos && is_uint(inside.substr(0, comma)) &&
-          is_uint(inside.substr(comma + 1))) {
-        for (std::string_view tag : {std::string_view("<stdout>:"), std::string_view("<stderr>:")}) {
-          if (rest.substr(0, tag.size()) == tag) return rest.substr(tag.size());
-        }
-      }
-    }
-    return line;
+// Whether `s` starts with `shape`, where 'a' stands for a letter, '9' for a digit, '_' for a
+// digit or a space, and any other character for itself.
+bool starts_with_shape(std::string_view s, std::string_view shape) {
+  if (s.size() < shape.size()) return false;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const bool ok = shape[i] == 'a'   ? std::isalpha(c) != 0
+                    : shape[i] == '9' ? std::isdigit(c) != 0
+                    : shape[i] == '_' ? (std::isdigit(c) != 0 || c == ' ')
+                                      : s[i] == shape[i];
+    if (!ok) return false;
   }
+  return true;
+}
+
+// Open MPI's `--tag-output` tag "[1,0]<stdout>:" (or <stderr>), also after the ctime() timestamp
+// `--timestamp-output` puts before it ("Mon Jun  2 10:11:12 2025[1,0]<stdout>:"): the rest of the
+// line, nullopt when `s` does not start with one.
+std::optional<std::string_view> after_open_mpi_tag(std::string_view s) {
+  constexpr std::string_view kCtime = "aaa aaa _9 99:99:99 9999";
+  if (starts_with_shape(s, kCtime)) s.remove_prefix(kCtime.size());
+  if (s.empty() || s.front() != '[') return std::nullopt;
+  const std::size_t close = s.find(']');
+  if (close == std::string_view::npos) return std::nullopt;
+  const std::string_view inside = s.substr(1, close - 1);
+  const std::size_t comma = inside.find(',');
+  if (comma == std::string_view::npos || !is_uint(inside.substr(0, comma)) || !is_uint(inside.substr(comma + 1))) {
+    return std::nullopt;
+  }
+  const std::string_view rest = s.substr(close + 1);
+  for (const std::string_view tag : {std::string_view("<stdout>:"), std::string_view("<stderr>:")}) {
+    if (rest.substr(0, tag.size()) == tag) return rest.substr(tag.size());
+  }
+  return std::nullopt;
+}
+
+// Slurm's `srun --label` "0: ": the rest of the line, nullopt when `s` does not start with one.
+std::optional<std::string_view> after_srun_label(std::string_view s) {
   std::size_t digits = 0;
   while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
   if (digits > 0 && digits < s.size() && s[digits] == ':' &&
       (digits + 1 == s.size() || std::isspace(static_cast<unsigned char>(s[digits + 1])))) {
     return s.substr(digits + 1);
   }
-  return line;
+  return std::nullopt;
+}
+
+// The length of a launcher prefix of no fixed form at the start of `s`: MPICH's and Intel MPI's
+// `-l` / `-prepend-rank` "[0]", or pdsh's and clush's "host:" (a host name and a colon), either
+// followed by white space or the end of the line; 0 when there is none.
+std::size_t loose_prefix_length(std::string_view s) {
+  std::size_t end = 0;
+  if (!s.empty() && s.front() == '[') {
+    const std::size_t close = s.find(']');
+    if (close == std::string_view::npos || !is_uint(s.substr(1, close - 1))) return 0;
+    end = close + 1;
+  } else {
+    const auto host_char = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+    };
+    while (end < s.size() && host_char(s[end])) ++end;
+    if (end == 0 || !std::isalnum(static_cast<unsigned char>(s.front())) || end == s.size() || s[end] != ':') return 0;
+    ++end;
+  }
+  if (end < s.size() && !std::isspace(static_cast<unsigned char>(s[end]))) return 0;
+  return end;
+}
+
+// Whether a comment line's text (after its '#') is one nccl-tests prints: the banner, the start
+// line, the parameters, the device list, the column header or the footer.
+bool is_nccl_tests_comment(std::string_view body) {
+  body = trim(body);
+  for (const std::string_view marker : {"nccl-tests version", "Collective test starting", "nThread", "Using devices",
+                                        "Rank", "size", "Out of bounds values", "Avg bus bandwidth"}) {
+    if (body.substr(0, marker.size()) == marker) return true;
+  }
+  return false;
+}
+
+// Removes the per-line prefixes launchers add. Open MPI's tag and srun's label have a form no
+// table line starts with, and are always removed. A loose prefix could also begin a line that is
+// not nccl-tests output ("Retries: 2 3" would become a row), so it is learned from a comment line
+// ("gpu-n1: # nccl-tests version ...") and removed only from lines that start with a learned one.
+// A data row starts with its size, never with a prefix, so none is ever cut.
+class LauncherPrefix {
+ public:
+  std::string_view strip(std::string_view line) {
+    std::string_view s = line;
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    if (const auto rest = after_open_mpi_tag(s)) return *rest;
+    if (const auto rest = after_srun_label(s)) return *rest;
+    const std::size_t length = loose_prefix_length(s);
+    if (length == 0) return line;
+    const std::string_view prefix = s.substr(0, length);
+    const std::string_view rest = trim(s.substr(length));
+    if (!rest.empty() && rest.front() == '#') learned_.emplace(prefix);
+    return learned_.contains(prefix) ? rest : line;
+  }
+
+ private:
+  std::set<std::string, std::less<>> learned_;
+};
+
+// Where nccl-tests output begins in a line behind a prefix, npos when it does not: its comment
+// text ("job 42 | # Collective test starting: ...") or a table row ("job 42 | 1048576 262144
+// float ..."). That is how a launcher prefix collsim does not know shows.
+std::size_t nccl_text_behind_prefix(std::string_view line) {
+  const std::size_t hash = line.find('#');
+  if (hash != 0 && hash != std::string_view::npos && is_nccl_tests_comment(line.substr(hash + 1))) return hash;
+  const auto tokens = split_ws(line);
+  constexpr std::size_t kShortestRow = 11;  // size count type, then time algbw busbw #wrong twice
+  for (std::size_t k = 1; k + kShortestRow <= tokens.size(); ++k) {
+    if (is_uint(tokens[k]) && is_uint(tokens[k + 1]) && is_identifier(tokens[k + 2])) {
+      return static_cast<std::size_t>(tokens[k].data() - line.data());
+    }
+  }
+  return std::string_view::npos;
 }
 
 // The collective an nccl-tests binary measures: "all_reduce_perf", or with the suffix a build
@@ -231,8 +321,8 @@ class Parser {
     if (log_.rows.empty()) {
       throw ConfigError(fmt::format(
           "{}: no nccl-tests data rows with size > 0 found ({} lines, {} size-0 rows); expected "
-          "rows like '1048576 262144 float sum -1 27.37 38.31 67.04 0 26.93 38.94 68.14 0'",
-          source_, line_no, log_.zero_size_rows));
+          "rows like '1048576 262144 float sum -1 27.37 38.31 67.04 0 26.93 38.94 68.14 0'{}",
+          source_, line_no, log_.zero_size_rows, unknown_prefix_hint()));
     }
     resolve_collective();
     resolve_nranks();
@@ -273,7 +363,7 @@ class Parser {
   }
 
   void handle_line(std::string_view raw, std::size_t line_no) {
-    const std::string_view line = trim(strip_launcher_prefix(raw));
+    const std::string_view line = trim(prefix_.strip(raw));
     if (line.empty()) return;
     find_setting(line, "NCCL_ALGO", log_.nccl_algo, log_.nccl_algo_line, line_no);
     find_setting(line, "NCCL_PROTO", log_.nccl_proto, log_.nccl_proto_line, line_no);
@@ -288,9 +378,24 @@ class Parser {
         tokens.size() == 1 ? is_uint(tokens[0]) : is_number_text(tokens[0]) && is_number_text(tokens[1]);
     if (!looks_like_row) {
       ++log_.skipped_lines;
+      note_unknown_prefix(line, line_no);
       return;
     }
     parse_row(tokens, line, line_no);
+  }
+
+  void note_unknown_prefix(std::string_view line, std::size_t line_no) {
+    const std::size_t at = nccl_text_behind_prefix(line);
+    if (at == std::string_view::npos) return;
+    if (unknown_prefix_lines_++ == 0) unknown_prefix_ = {line_no, std::string(trim(line.substr(0, at)))};
+  }
+
+  // For the "no data rows" error: lines of nccl-tests text behind a prefix not removed say why.
+  std::string unknown_prefix_hint() const {
+    if (unknown_prefix_lines_ == 0) return "";
+    return fmt::format("; {} lines carry nccl-tests text behind a per-line prefix collsim does not know (first on "
+                       "line {}: '{}'): remove it from every line",
+                       unknown_prefix_lines_, unknown_prefix_.first, quote_excerpt(unknown_prefix_.second));
   }
 
   void handle_comment(std::string_view body, std::size_t line_no) {
@@ -602,6 +707,9 @@ class Parser {
 
   std::string_view source_;
   NcclLogOptions options_;
+  LauncherPrefix prefix_;
+  std::size_t unknown_prefix_lines_ = 0;
+  std::pair<std::size_t, std::string> unknown_prefix_;  ///< the first such line and its prefix
   NcclLog log_;
   Layout layout_;
   std::int64_t max_rank_ = -1;
