@@ -489,5 +489,50 @@ TEST(NcclLog, UnknownPrefixIsNamedWhenNoRowIsFound) {
        "36 lines carry nccl-tests text behind a per-line prefix collsim does not know (first on line 6: 'job 42 |')"});
 }
 
+// Opt-in columns of newer nccl-tests: -S 1 adds a timestamp ("2025-06-01 10:11:12", two tokens),
+// the per-iteration report adds i_min i_max i_p99 i_cv% after each #wrong. The header says where
+// each column is; a row that does not have the header's columns is refused as before.
+TEST(NcclLog, ColumnsAreTakenWhereTheHeaderPutsThem) {
+  const std::string head = "# Collective test starting: all_reduce_perf\n# nranks: 8\n";
+  const std::string stamped_header =
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  "
+      "#wrong           timestamp\n";
+  const std::string per_iter_header =
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong    i_min    i_max    i_p99  "
+      "  i_cv%     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv% \n";
+  const std::string cputime_header =
+      "#       size         count      type   redop    root  cputime   algbw   busbw  #wrong  cputime   algbw   busbw  "
+      "#wrong\n";
+  const std::string tables[] = {
+      head + stamped_header +
+          "     1048576        262144     float     sum      -1    20.09   52.19   91.33       0    20.35   51.53   90.18       0  "
+          "2025-06-01 10:11:12\n",
+      head + per_iter_header +
+          "     1048576        262144     float     sum      -1    20.09   52.19   91.33       0    19.48    22.10    21.70     "
+          "2.10    20.35   51.53   90.18       3    19.74    22.39    21.99     2.10\n",
+      head + cputime_header + kAllReduceRow};
+  for (const std::string& text : tables) {
+    const NcclLog log = parse_nccl_log(text, "x.txt");
+    ASSERT_EQ(log.rows.size(), 1u);
+    const NcclLogRow& row = log.rows.front();
+    EXPECT_DOUBLE_EQ(row.time_oop_s, 20.09e-6);
+    EXPECT_DOUBLE_EQ(row.algbw_oop_GBps, 52.19);
+    EXPECT_DOUBLE_EQ(row.busbw_oop_GBps, 91.33);
+    EXPECT_DOUBLE_EQ(row.time_ip_s, 20.35e-6);
+    EXPECT_DOUBLE_EQ(row.algbw_ip_GBps, 51.53);
+    EXPECT_DOUBLE_EQ(row.busbw_ip_GBps, 90.18);
+  }
+  EXPECT_EQ(parse_nccl_log(tables[1], "x.txt").rows.front().wrong_ip, 3.0);
+  expect_contains(config_error([&] { parse_nccl_log(head + stamped_header + kAllReduceRow, "x.txt"); }),
+                  "x.txt:4: malformed nccl-tests data row (expected 15 columns, found 13)");
+  expect_contains(config_error([&] { parse_nccl_log(head + per_iter_header + kAllReduceRow, "x.txt"); }),
+                  "x.txt:4: malformed nccl-tests data row (expected 21 columns, found 13)");
+  // A header without the two time/algbw/busbw/#wrong groups is not a layout collsim can read.
+  expect_contains(config_error([&] {
+                    parse_nccl_log(head + "#  size count type redop root time algbw busbw #wrong\n", "x.txt");
+                  }),
+                  "x.txt:3: unsupported nccl-tests table layout");
+}
+
 }  // namespace
 }  // namespace collsim

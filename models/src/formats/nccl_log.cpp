@@ -260,14 +260,44 @@ std::optional<std::uint64_t> field_after(std::string_view text, std::string_view
   return std::nullopt;
 }
 
-// What the column header line says about the leading columns.
+// Where a row's columns are, as indices of its whitespace-separated tokens: from the column
+// header line, or from the row's own token count in a log without one.
 struct Layout {
   bool known = false;     ///< a header line was seen
   std::size_t line = 0;   ///< its line number
   bool has_redop = true;
   bool has_root = true;
-  std::size_t lead() const { return 3 + (has_redop ? 1 : 0) + (has_root ? 1 : 0); }
+  struct Half {
+    std::size_t time, algbw, busbw, wrong;
+  };
+  std::array<Half, 2> halves{};  ///< out-of-place, in-place
+  std::size_t width = 0;         ///< tokens in a row
 };
+
+// The columns every nccl-tests build prints, and no opt-in one: size count type [redop] [root],
+// then time algbw busbw #wrong out of place and in place.
+Layout plain_layout(bool has_redop, bool has_root) {
+  Layout layout;
+  layout.has_redop = has_redop;
+  layout.has_root = has_root;
+  const std::size_t lead = 3 + (has_redop ? 1 : 0) + (has_root ? 1 : 0);
+  layout.halves = {{{lead, lead + 1, lead + 2, lead + 3}, {lead + 4, lead + 5, lead + 6, lead + 7}}};
+  layout.width = lead + 8;
+  return layout;
+}
+
+bool is_time_column(std::string_view name) { return name == "time" || name == "cputime"; }
+
+// Whether header tokens k.. name one half of the table: time (cputime with -C 1), algbw, busbw,
+// and #wrong ("error" in old builds).
+bool starts_half(const std::vector<std::string_view>& tokens, std::size_t k) {
+  return k + 3 < tokens.size() && is_time_column(tokens[k]) && tokens[k + 1] == "algbw" &&
+         tokens[k + 2] == "busbw" && (tokens[k + 3] == "#wrong" || tokens[k + 3] == "error");
+}
+
+// Tokens a column the header names takes in a row: the timestamp of -S 1 is printed as
+// "%Y-%m-%d %H:%M:%S", two; every other column one.
+std::size_t column_tokens(std::string_view name) { return name == "timestamp" ? 2 : 1; }
 
 // Half a unit in the last digit nccl-tests prints of a bandwidth: two decimals below 1000 GB/s,
 // one below 10000, none above (getFloatStr in its util.cu). Older builds print two decimals
@@ -401,20 +431,10 @@ class Parser {
   void handle_comment(std::string_view body, std::size_t line_no) {
     const auto tokens = split_ws(body);
     if (tokens.empty()) return;
-    const auto time_it = std::find(tokens.begin(), tokens.end(), "time");
-    if (tokens[0] == "size" && tokens.size() > 1 && tokens[1] == "count" && time_it != tokens.end()) {
-      const std::vector<std::string_view> lead(tokens.begin(), time_it);
-      Layout layout;
-      layout.known = true;
-      layout.has_redop = std::find(lead.begin(), lead.end(), "redop") != lead.end();
-      layout.has_root = std::find(lead.begin(), lead.end(), "root") != lead.end();
-      if (lead.size() != layout.lead() || lead[2] != "type") {
-        throw ConfigError(fmt::format(
-            "{}:{}: unsupported nccl-tests table layout '{}' (expected 'size count type [redop] [root] time ...')",
-            source_, line_no, quote_excerpt(trim(body))));
-      }
+    const bool has_time = std::any_of(tokens.begin(), tokens.end(), is_time_column);
+    if (tokens[0] == "size" && tokens.size() > 1 && tokens[1] == "count" && has_time) {
+      const Layout layout = header_layout(tokens, body, line_no);
       if (layout_.known) second_table(line_no);
-      layout.line = line_no;
       layout_ = layout;
       return;
     }
@@ -436,6 +456,45 @@ class Parser {
     if (body.find("Out of bounds values") != std::string_view::npos && body.find("FAILED") != std::string_view::npos) {
       log_.warnings.push_back(fmt::format("line {}: nccl-tests reports wrong results: '{}'", line_no, quote_excerpt(trim(body))));
     }
+  }
+
+  // The column header: "size count type [redop] [root]", then the out-of-place and the in-place
+  // half, each possibly followed by opt-in columns (the per-iteration report's i_min i_max i_p99
+  // i_cv%, -S 1's timestamp at the end). Columns are taken where the header puts them; the
+  // opt-in ones are skipped.
+  Layout header_layout(const std::vector<std::string_view>& tokens, std::string_view body, std::size_t line_no) const {
+    if (tokens.size() < 3 || tokens[2] != "type") unsupported_layout(body, line_no);
+    std::size_t k = 3;
+    const bool has_redop = k < tokens.size() && tokens[k] == "redop";
+    if (has_redop) ++k;
+    const bool has_root = k < tokens.size() && tokens[k] == "root";
+    if (has_root) ++k;
+    Layout layout = plain_layout(has_redop, has_root);
+    layout.known = true;
+    layout.line = line_no;
+    std::size_t position = k;  // of header token k in a row
+    std::size_t halves = 0;
+    while (k < tokens.size()) {
+      if (halves < 2 && starts_half(tokens, k)) {
+        layout.halves[halves++] = {position, position + 1, position + 2, position + 3};
+        k += 4;
+        position += 4;
+      } else if (halves == 0) {
+        unsupported_layout(body, line_no);  // only redop and root come before the first time column
+      } else {
+        position += column_tokens(tokens[k]);
+        ++k;
+      }
+    }
+    if (halves != 2) unsupported_layout(body, line_no);
+    layout.width = position;
+    return layout;
+  }
+
+  [[noreturn]] void unsupported_layout(std::string_view body, std::size_t line_no) const {
+    throw ConfigError(fmt::format("{}:{}: unsupported nccl-tests table layout '{}' (expected 'size count type [redop] "
+                                  "[root]', then 'time algbw busbw #wrong' twice, each with optional extra columns)",
+                                  source_, line_no, quote_excerpt(trim(body))));
   }
 
   // One log holds one test. Two runs appended to one file (all_reduce_perf, then all_gather_perf)
@@ -481,16 +540,18 @@ class Parser {
     if (!layout.known) {
       // Without a header the column count decides; 12 columns are ambiguous between an old
       // "redop" column and a "root" column, so the token itself decides.
+      bool has_redop = true;
+      bool has_root = true;
       if (tokens.size() == 11) {
-        layout.has_redop = layout.has_root = false;
+        has_redop = has_root = false;
       } else if (tokens.size() == 12) {
-        layout.has_redop = is_identifier(tokens[3]);
-        layout.has_root = !layout.has_redop;
+        has_redop = is_identifier(tokens[3]);
+        has_root = !has_redop;
       }
+      layout = plain_layout(has_redop, has_root);
     }
-    const std::size_t lead = layout.lead();
-    if (tokens.size() != lead + 8) {
-      row_error(line_no, text, fmt::format("expected {} columns, found {}", lead + 8, tokens.size()));
+    if (tokens.size() != layout.width) {
+      row_error(line_no, text, fmt::format("expected {} columns, found {}", layout.width, tokens.size()));
     }
     NcclLogRow row;
     row.line = line_no;
@@ -522,16 +583,16 @@ class Parser {
       if (!is_uint(root.front() == '-' ? root.substr(1) : root)) {
         row_error(line_no, text, fmt::format("column 'root' is '{}', not an integer", root));
       }
-      ++col;
     }
-    row.time_oop_s = number(tokens[col], "time (out-of-place)", line_no, text) / 1e6;
-    row.algbw_oop_GBps = number(tokens[col + 1], "algbw (out-of-place)", line_no, text);
-    row.busbw_oop_GBps = number(tokens[col + 2], "busbw (out-of-place)", line_no, text);
-    row.wrong_oop = wrong(tokens[col + 3], "#wrong (out-of-place)", line_no, text);
-    row.time_ip_s = number(tokens[col + 4], "time (in-place)", line_no, text) / 1e6;
-    row.algbw_ip_GBps = number(tokens[col + 5], "algbw (in-place)", line_no, text);
-    row.busbw_ip_GBps = number(tokens[col + 6], "busbw (in-place)", line_no, text);
-    row.wrong_ip = wrong(tokens[col + 7], "#wrong (in-place)", line_no, text);
+    const auto& [oop, ip] = layout.halves;
+    row.time_oop_s = number(tokens[oop.time], "time (out-of-place)", line_no, text) / 1e6;
+    row.algbw_oop_GBps = number(tokens[oop.algbw], "algbw (out-of-place)", line_no, text);
+    row.busbw_oop_GBps = number(tokens[oop.busbw], "busbw (out-of-place)", line_no, text);
+    row.wrong_oop = wrong(tokens[oop.wrong], "#wrong (out-of-place)", line_no, text);
+    row.time_ip_s = number(tokens[ip.time], "time (in-place)", line_no, text) / 1e6;
+    row.algbw_ip_GBps = number(tokens[ip.algbw], "algbw (in-place)", line_no, text);
+    row.busbw_ip_GBps = number(tokens[ip.busbw], "busbw (in-place)", line_no, text);
+    row.wrong_ip = wrong(tokens[ip.wrong], "#wrong (in-place)", line_no, text);
     if (row.size_bytes == 0) {
       ++log_.zero_size_rows;
       return;
