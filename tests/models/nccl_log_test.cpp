@@ -534,5 +534,18 @@ TEST(NcclLog, ColumnsAreTakenWhereTheHeaderPutsThem) {
                   "x.txt:3: unsupported nccl-tests table layout");
 }
 
+// Old builds print the largest error of the results ("error", 2e-07 for a float sum) where #wrong
+// is now: it is no count of wrong elements, so it warns of nothing (every row used to).
+TEST(NcclLog, OldErrorColumnIsNotACountOfWrongResults) {
+  const std::string text =
+      "# nranks: 8\n"
+      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "     1048576        262144   float     sum    20.09   52.19   91.33  2e-07    20.35   51.53   90.18  1e-07\n";
+  const NcclLog log = parse_nccl_log(text, "allreduce.txt");
+  ASSERT_EQ(log.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(log.rows.front().wrong_oop.value_or(0), 2e-07);
+  EXPECT_TRUE(log.warnings.empty()) << log.warnings.front();
+}
+
 }  // namespace
 }  // namespace collsim
