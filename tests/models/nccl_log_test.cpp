@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <fstream>
 #include <string>
 
 #include "collsim/models/error.hpp"
@@ -11,6 +12,7 @@
 namespace collsim {
 namespace {
 
+using test::expect_config_error;
 using test::expect_contains;
 
 std::filesystem::path data(const std::string& name) {
@@ -378,6 +380,171 @@ TEST(NcclLog, CollectiveNames) {
   EXPECT_EQ(parse_collective("sendrecv"), Collective::SendRecv);
   EXPECT_STREQ(collective_name(Collective::ReduceScatter), "reduce_scatter");
   expect_contains(config_error([] { parse_collective("alltoall", "--fit-on"); }), "--fit-on: unknown or unsupported collective 'alltoall'");
+}
+
+// One row of an 8-rank all_reduce table (busbw/algbw = 1.75) and of an 8-rank all_gather (0.875).
+constexpr const char* kAllReduceRow =
+    "     1048576        262144     float     sum      -1    20.09   52.19   91.33       0    20.35   51.53   90.18       0\n";
+constexpr const char* kAllGatherRow =
+    "     1048576         32768     float    none      -1    17.60   59.59   52.14       0    17.82   58.84   51.49       0\n";
+
+// The text of a test data file with `prefix` in front of every line, as a launcher writes it.
+std::string prefixed(const std::string& file, const std::string& prefix) {
+  std::ifstream in(data(file));
+  std::string out;
+  for (std::string line; std::getline(in, line);) out += prefix + line + "\n";
+  return out;
+}
+
+// Two tests appended to one file: the second start line is refused, naming both lines and both
+// binaries (all_reduce then all_gather was read as all_gather with the all_reduce rows mixed in).
+TEST(NcclLog, TwoTestsInOneFileAreRefused) {
+  const std::string ar = std::string("# Collective test starting: all_reduce_perf\n# nranks: 8\n") + kHeader + kAllReduceRow;
+  const std::string ag = std::string("# Collective test starting: all_gather_perf\n# nranks: 8\n") + kHeader + kAllGatherRow;
+  expect_config_error([&] { parse_nccl_log(ar + ag, "both.txt"); },
+                      {"both.txt:5: a second nccl-tests test starts here (all_gather_perf); the first (all_reduce_perf) "
+                       "started on line 1",
+                       "split the file before line 5"});
+  // The second test's output begins at its version banner.
+  const std::string banner = "# nccl-tests version 2.17.1\n";
+  expect_config_error([&] { parse_nccl_log(banner + ag + "\n" + banner + ar, "both.txt"); },
+                      {"both.txt:8: a second nccl-tests test starts here (all_reduce_perf); the first (all_gather_perf) "
+                       "started on line 2",
+                       "split the file before line 7"});
+  // Old builds print no start line: the second table header says the same.
+  const std::string old = std::string("# nranks: 8\n") + kHeader + kAllReduceRow;
+  expect_config_error([&] { parse_nccl_log(old + old, "allreduce.txt"); },
+                      {"allreduce.txt:5: a second nccl-tests table header; the first is on line 2",
+                       "split the file before line 5"});
+}
+
+// Without an 'nranks' field or 'Rank' lines, busbw/algbw printed with two decimals singles out n
+// only while n is small: at n = 256 every n from 251 to 260 fits the rounding (255 was taken,
+// with a warning). That is refused, asking for --nranks; n = 64 is still inferred.
+TEST(NcclLog, RanksFromTheRatioOnlyWhenItSinglesOutOne) {
+  const std::string head = std::string("# Collective test starting: all_reduce_perf\n") + kHeader;
+  const std::string n256 =
+      head + "   134217728      33554432     float     sum      -1  1384.83   96.92  193.08       0  1391.43   96.46  192.17       0\n";
+  expect_config_error([&] { parse_nccl_log(n256, "x.txt"); },
+                      {"x.txt: busbw/algbw = 1.9922 at line 3 fits every nranks from 251 to 260", "--nranks"});
+  NcclLogOptions options;
+  options.nranks = 256;
+  EXPECT_EQ(parse_nccl_log(n256, "x.txt", options).nranks, 256u);
+  const NcclLog n64 = parse_nccl_log(
+      head + "   134217728      33554432     float     sum      -1  1368.59   98.07  193.08       0  1376.59   97.50  191.95       0\n",
+      "x.txt");
+  EXPECT_EQ(n64.nranks, 64u);
+  EXPECT_EQ(n64.nranks_from, "busbw/algbw ratio");
+}
+
+// nccl-tests built with NAME_SUFFIX=_mpi names its binaries all_reduce_perf_mpi and so on.
+TEST(NcclLog, BinaryNameSuffixIsAccepted) {
+  const std::string tail = std::string("# nranks: 8\n") + kHeader;
+  const NcclLog started =
+      parse_nccl_log("# Collective test starting: all_reduce_perf_mpi\n" + tail + kAllReduceRow, "x.txt");
+  EXPECT_EQ(started.collective, Collective::AllReduce);
+  const NcclLog command =
+      parse_nccl_log("# mpirun -np 8 ./build/all_gather_perf_mpi -b 8 -e 8G\n" + tail + kAllGatherRow, "x.txt");
+  EXPECT_EQ(command.collective, Collective::AllGather);
+  EXPECT_EQ(command.collective_from, "command line in the header");
+  // A word that only begins like a binary names none.
+  EXPECT_EQ(parse_nccl_log("# all_reduce_performance sweep\n" + tail + kAllGatherRow, "allgather.txt").collective,
+            Collective::AllGather);
+  // A suffix does not make an unsupported binary known.
+  expect_contains(config_error([&] {
+                    parse_nccl_log("# Collective test starting: broadcast_perf_mpi\n" + tail + kAllReduceRow, "x.txt");
+                  }),
+                  "unknown or unsupported collective 'broadcast_perf_mpi'");
+}
+
+// MPICH / Intel MPI -l or -prepend-rank ("[0] "), Open MPI --timestamp-output with --tag-output,
+// and pdsh / clush ("host: ") in front of every line of the exemplar log.
+TEST(NcclLog, MoreLauncherPrefixesAreStripped) {
+  const std::string file = "h100-8gpu-allreduce-nvidia-exemplar.txt";
+  const NcclLog base = read_nccl_log(data(file));
+  for (const std::string prefix :
+       {"[0] ", "[12]\t", "Mon Jun  2 10:11:12 2025[1,0]<stdout>:", "gpu-n1: ", "dgx-h100-07.cluster: "}) {
+    SCOPED_TRACE(prefix);
+    const NcclLog log = parse_nccl_log(prefixed(file, prefix), file);
+    expect_same_rows(base, log);
+    EXPECT_EQ(log.skipped_lines, base.skipped_lines);
+  }
+}
+
+// A prefix without a fixed form ("host: ", "[0] ") is removed only from lines that start with one
+// seen in front of a comment line: other text never turns into a row.
+TEST(NcclLog, LoosePrefixesAreOnlyStrippedInFrontOfNcclTestsLines) {
+  const std::string text = std::string("gpu-n1: # Collective test starting: all_reduce_perf\n# nranks: 8\n") + kHeader +
+                           "gpu-n1: " + kAllReduceRow + "Retries: 2 3\n[3] 4 5\ngpu-n2: 6 7\n";
+  const NcclLog log = parse_nccl_log(text, "x.txt");
+  EXPECT_EQ(log.rows.size(), 1u);
+  EXPECT_EQ(log.skipped_lines, 3u);
+}
+
+// nccl-tests text behind a prefix collsim does not know: the error says so and shows the prefix.
+TEST(NcclLog, UnknownPrefixIsNamedWhenNoRowIsFound) {
+  expect_config_error(
+      [&] { parse_nccl_log(prefixed("h100-8gpu-allreduce-nvidia-exemplar.txt", "job 42 | "), "x.txt"); },
+      {"x.txt: no nccl-tests data rows with size > 0 found",
+       "36 lines carry nccl-tests text behind a per-line prefix collsim does not know (first on line 6: 'job 42 |')"});
+}
+
+// Opt-in columns of newer nccl-tests: -S 1 adds a timestamp ("2025-06-01 10:11:12", two tokens),
+// the per-iteration report adds i_min i_max i_p99 i_cv% after each #wrong. The header says where
+// each column is; a row that does not have the header's columns is refused as before.
+TEST(NcclLog, ColumnsAreTakenWhereTheHeaderPutsThem) {
+  const std::string head = "# Collective test starting: all_reduce_perf\n# nranks: 8\n";
+  const std::string stamped_header =
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  "
+      "#wrong           timestamp\n";
+  const std::string per_iter_header =
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong    i_min    i_max    i_p99  "
+      "  i_cv%     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv% \n";
+  const std::string cputime_header =
+      "#       size         count      type   redop    root  cputime   algbw   busbw  #wrong  cputime   algbw   busbw  "
+      "#wrong\n";
+  const std::string tables[] = {
+      head + stamped_header +
+          "     1048576        262144     float     sum      -1    20.09   52.19   91.33       0    20.35   51.53   90.18       0  "
+          "2025-06-01 10:11:12\n",
+      head + per_iter_header +
+          "     1048576        262144     float     sum      -1    20.09   52.19   91.33       0    19.48    22.10    21.70     "
+          "2.10    20.35   51.53   90.18       3    19.74    22.39    21.99     2.10\n",
+      head + cputime_header + kAllReduceRow};
+  for (const std::string& text : tables) {
+    const NcclLog log = parse_nccl_log(text, "x.txt");
+    ASSERT_EQ(log.rows.size(), 1u);
+    const NcclLogRow& row = log.rows.front();
+    EXPECT_DOUBLE_EQ(row.time_oop_s, 20.09e-6);
+    EXPECT_DOUBLE_EQ(row.algbw_oop_GBps, 52.19);
+    EXPECT_DOUBLE_EQ(row.busbw_oop_GBps, 91.33);
+    EXPECT_DOUBLE_EQ(row.time_ip_s, 20.35e-6);
+    EXPECT_DOUBLE_EQ(row.algbw_ip_GBps, 51.53);
+    EXPECT_DOUBLE_EQ(row.busbw_ip_GBps, 90.18);
+  }
+  EXPECT_EQ(parse_nccl_log(tables[1], "x.txt").rows.front().wrong_ip, 3.0);
+  expect_contains(config_error([&] { parse_nccl_log(head + stamped_header + kAllReduceRow, "x.txt"); }),
+                  "x.txt:4: malformed nccl-tests data row (expected 15 columns, found 13)");
+  expect_contains(config_error([&] { parse_nccl_log(head + per_iter_header + kAllReduceRow, "x.txt"); }),
+                  "x.txt:4: malformed nccl-tests data row (expected 21 columns, found 13)");
+  // A header without the two time/algbw/busbw/#wrong groups is not a layout collsim can read.
+  expect_contains(config_error([&] {
+                    parse_nccl_log(head + "#  size count type redop root time algbw busbw #wrong\n", "x.txt");
+                  }),
+                  "x.txt:3: unsupported nccl-tests table layout");
+}
+
+// Old builds print the largest error of the results ("error", 2e-07 for a float sum) where #wrong
+// is now: it is no count of wrong elements, so it warns of nothing (every row used to).
+TEST(NcclLog, OldErrorColumnIsNotACountOfWrongResults) {
+  const std::string text =
+      "# nranks: 8\n"
+      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "     1048576        262144   float     sum    20.09   52.19   91.33  2e-07    20.35   51.53   90.18  1e-07\n";
+  const NcclLog log = parse_nccl_log(text, "allreduce.txt");
+  ASSERT_EQ(log.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(log.rows.front().wrong_oop.value_or(0), 2e-07);
+  EXPECT_TRUE(log.warnings.empty()) << log.warnings.front();
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -90,36 +91,142 @@ std::optional<std::uint64_t> to_uint(std::string_view s) {
   return value;
 }
 
-// Removes the per-line prefixes launchers add: Open MPI's `--tag-output` ("[1,0]<stdout>:")
-// and Slurm's `srun --label` ("0: "). Neither can start a real table line, so stripping is safe.
-std::string_view strip_launcher_prefix(std::string_view line) {
-  std::string_view s = line;
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  if (!s.empty() && s.front() == '[') {
-    const std::size_t close = s.find(']');
-    if (close != std::string_view::npos) {
-      const std::string_view inside = s.substr(1, close - 1);
-      const std::size_t comma = inside.find(',');
-      std::string_view rest = s.substr(close + 1);
-      if (comma != std::string_view::npos && is_uint(inside.substr(0, comma)) &&
-          is_uint(inside.substr(comma + 1))) {
-        for (std::string_view tag : {std::string_view("<stdout>:"), std::string_view("<stderr>:")}) {
-          if (rest.substr(0, tag.size()) == tag) return rest.substr(tag.size());
-        }
-      }
-    }
-    return line;
+// Whether `s` starts with `shape`, where 'a' stands for a letter, '9' for a digit, '_' for a
+// digit or a space, and any other character for itself.
+bool starts_with_shape(std::string_view s, std::string_view shape) {
+  if (s.size() < shape.size()) return false;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const bool ok = shape[i] == 'a'   ? std::isalpha(c) != 0
+                    : shape[i] == '9' ? std::isdigit(c) != 0
+                    : shape[i] == '_' ? (std::isdigit(c) != 0 || c == ' ')
+                                      : s[i] == shape[i];
+    if (!ok) return false;
   }
+  return true;
+}
+
+// Open MPI's `--tag-output` tag "[1,0]<stdout>:" (or <stderr>), also after the ctime() timestamp
+// `--timestamp-output` puts before it ("Mon Jun  2 10:11:12 2025[1,0]<stdout>:"): the rest of the
+// line, nullopt when `s` does not start with one.
+std::optional<std::string_view> after_open_mpi_tag(std::string_view s) {
+  constexpr std::string_view kCtime = "aaa aaa _9 99:99:99 9999";
+  if (starts_with_shape(s, kCtime)) s.remove_prefix(kCtime.size());
+  if (s.empty() || s.front() != '[') return std::nullopt;
+  const std::size_t close = s.find(']');
+  if (close == std::string_view::npos) return std::nullopt;
+  const std::string_view inside = s.substr(1, close - 1);
+  const std::size_t comma = inside.find(',');
+  if (comma == std::string_view::npos || !is_uint(inside.substr(0, comma)) || !is_uint(inside.substr(comma + 1))) {
+    return std::nullopt;
+  }
+  const std::string_view rest = s.substr(close + 1);
+  for (const std::string_view tag : {std::string_view("<stdout>:"), std::string_view("<stderr>:")}) {
+    if (rest.substr(0, tag.size()) == tag) return rest.substr(tag.size());
+  }
+  return std::nullopt;
+}
+
+// Slurm's `srun --label` "0: ": the rest of the line, nullopt when `s` does not start with one.
+std::optional<std::string_view> after_srun_label(std::string_view s) {
   std::size_t digits = 0;
   while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
   if (digits > 0 && digits < s.size() && s[digits] == ':' &&
       (digits + 1 == s.size() || std::isspace(static_cast<unsigned char>(s[digits + 1])))) {
     return s.substr(digits + 1);
   }
-  return line;
+  return std::nullopt;
 }
 
-// The identifiers of a comment line that end in "_perf" (the nccl-tests binaries).
+// The length of a launcher prefix of no fixed form at the start of `s`: MPICH's and Intel MPI's
+// `-l` / `-prepend-rank` "[0]", or pdsh's and clush's "host:" (a host name and a colon), either
+// followed by white space or the end of the line; 0 when there is none.
+std::size_t loose_prefix_length(std::string_view s) {
+  std::size_t end = 0;
+  if (!s.empty() && s.front() == '[') {
+    const std::size_t close = s.find(']');
+    if (close == std::string_view::npos || !is_uint(s.substr(1, close - 1))) return 0;
+    end = close + 1;
+  } else {
+    const auto host_char = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+    };
+    while (end < s.size() && host_char(s[end])) ++end;
+    if (end == 0 || !std::isalnum(static_cast<unsigned char>(s.front())) || end == s.size() || s[end] != ':') return 0;
+    ++end;
+  }
+  if (end < s.size() && !std::isspace(static_cast<unsigned char>(s[end]))) return 0;
+  return end;
+}
+
+// Whether a comment line's text (after its '#') is one nccl-tests prints: the banner, the start
+// line, the parameters, the device list, the column header or the footer.
+bool is_nccl_tests_comment(std::string_view body) {
+  body = trim(body);
+  for (const std::string_view marker : {"nccl-tests version", "Collective test starting", "nThread", "Using devices",
+                                        "Rank", "size", "Out of bounds values", "Avg bus bandwidth"}) {
+    if (body.substr(0, marker.size()) == marker) return true;
+  }
+  return false;
+}
+
+// Removes the per-line prefixes launchers add. Open MPI's tag and srun's label have a form no
+// table line starts with, and are always removed. A loose prefix could also begin a line that is
+// not nccl-tests output ("Retries: 2 3" would become a row), so it is learned from a comment line
+// ("gpu-n1: # nccl-tests version ...") and removed only from lines that start with a learned one.
+// A data row starts with its size, never with a prefix, so none is ever cut.
+class LauncherPrefix {
+ public:
+  std::string_view strip(std::string_view line) {
+    std::string_view s = line;
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    if (const auto rest = after_open_mpi_tag(s)) return *rest;
+    if (const auto rest = after_srun_label(s)) return *rest;
+    const std::size_t length = loose_prefix_length(s);
+    if (length == 0) return line;
+    const std::string_view prefix = s.substr(0, length);
+    const std::string_view rest = trim(s.substr(length));
+    if (!rest.empty() && rest.front() == '#') learned_.emplace(prefix);
+    return learned_.contains(prefix) ? rest : line;
+  }
+
+ private:
+  std::set<std::string, std::less<>> learned_;
+};
+
+// Where nccl-tests output begins in a line behind a prefix, npos when it does not: its comment
+// text ("job 42 | # Collective test starting: ...") or a table row ("job 42 | 1048576 262144
+// float ..."). That is how a launcher prefix collsim does not know shows.
+std::size_t nccl_text_behind_prefix(std::string_view line) {
+  const std::size_t hash = line.find('#');
+  if (hash != 0 && hash != std::string_view::npos && is_nccl_tests_comment(line.substr(hash + 1))) return hash;
+  const auto tokens = split_ws(line);
+  constexpr std::size_t kShortestRow = 11;  // size count type, then time algbw busbw #wrong twice
+  for (std::size_t k = 1; k + kShortestRow <= tokens.size(); ++k) {
+    if (is_uint(tokens[k]) && is_uint(tokens[k + 1]) && is_identifier(tokens[k + 2])) {
+      return static_cast<std::size_t>(tokens[k].data() - line.data());
+    }
+  }
+  return std::string_view::npos;
+}
+
+// The collective an nccl-tests binary measures: "all_reduce_perf", or with the suffix a build
+// appends through NAME_SUFFIX ("all_reduce_perf_mpi"); a path before the name is ignored.
+// nullopt for any other name, including words that only begin like one ("all_reduce_performance").
+std::optional<Collective> perf_binary_collective(std::string_view name) {
+  if (const std::size_t slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
+  const std::size_t at = name.find("_perf");
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::string_view suffix = name.substr(at + 5);
+  if (!suffix.empty() && std::isalpha(static_cast<unsigned char>(suffix.front()))) return std::nullopt;
+  for (const Collective c : kCollectives) {
+    if (name.substr(0, at) == collective_name(c)) return c;
+  }
+  return std::nullopt;
+}
+
+// The identifiers of a comment line that name nccl-tests binaries: those ending in "_perf", and
+// the supported ones with a NAME_SUFFIX. Other words with "_perf" inside are not binaries.
 std::vector<std::string> perf_names(std::string_view text) {
   std::vector<std::string> names;
   std::size_t i = 0;
@@ -128,7 +235,8 @@ std::vector<std::string> perf_names(std::string_view text) {
     const std::size_t begin = i;
     while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
     const std::string_view word = text.substr(begin, i - begin);
-    if (word.size() > 5 && word.substr(word.size() - 5) == "_perf") names.emplace_back(word);
+    const bool ends_in_perf = word.size() > 5 && word.substr(word.size() - 5) == "_perf";
+    if (ends_in_perf || perf_binary_collective(word)) names.emplace_back(word);
   }
   return names;
 }
@@ -152,13 +260,74 @@ std::optional<std::uint64_t> field_after(std::string_view text, std::string_view
   return std::nullopt;
 }
 
-// What the column header line says about the leading columns.
+// Where a row's columns are, as indices of its whitespace-separated tokens: from the column
+// header line, or from the row's own token count in a log without one.
 struct Layout {
   bool known = false;     ///< a header line was seen
+  std::size_t line = 0;   ///< its line number
   bool has_redop = true;
   bool has_root = true;
-  std::size_t lead() const { return 3 + (has_redop ? 1 : 0) + (has_root ? 1 : 0); }
+  struct Half {
+    std::size_t time, algbw, busbw, wrong;
+    bool wrong_is_count = true;  ///< "#wrong"; false for old builds' "error"
+  };
+  std::array<Half, 2> halves{};  ///< out-of-place, in-place
+  std::size_t width = 0;         ///< tokens in a row
 };
+
+// The columns every nccl-tests build prints, and no opt-in one: size count type [redop] [root],
+// then time algbw busbw #wrong out of place and in place.
+Layout plain_layout(bool has_redop, bool has_root) {
+  Layout layout;
+  layout.has_redop = has_redop;
+  layout.has_root = has_root;
+  const std::size_t lead = 3 + (has_redop ? 1 : 0) + (has_root ? 1 : 0);
+  layout.halves = {{{lead, lead + 1, lead + 2, lead + 3}, {lead + 4, lead + 5, lead + 6, lead + 7}}};
+  layout.width = lead + 8;
+  return layout;
+}
+
+bool is_time_column(std::string_view name) { return name == "time" || name == "cputime"; }
+
+// Whether header tokens k.. name one half of the table: time (cputime with -C 1), algbw, busbw,
+// and #wrong ("error" in old builds).
+bool starts_half(const std::vector<std::string_view>& tokens, std::size_t k) {
+  return k + 3 < tokens.size() && is_time_column(tokens[k]) && tokens[k + 1] == "algbw" &&
+         tokens[k + 2] == "busbw" && (tokens[k + 3] == "#wrong" || tokens[k + 3] == "error");
+}
+
+// Tokens a column the header names takes in a row: the timestamp of -S 1 is printed as
+// "%Y-%m-%d %H:%M:%S", two; every other column one.
+std::size_t column_tokens(std::string_view name) { return name == "timestamp" ? 2 : 1; }
+
+// Half a unit in the last digit nccl-tests prints of a bandwidth: two decimals below 1000 GB/s,
+// one below 10000, none above (getFloatStr in its util.cu). Older builds print two decimals
+// always; the wider rounding is taken, so a ratio is never believed more precise than it is.
+double printed_half_unit(double value) {
+  if (value < 1000) return 0.005;
+  if (value < 10000) return 0.05;
+  return 0.5;
+}
+
+// The n whose bus factor is `ratio` (2(n-1)/n for all_reduce, (n-1)/n for reduce_scatter and
+// all_gather); infinite at and past the factor's limit.
+double ranks_for_ratio(Collective collective, double ratio) {
+  const double limit = collective == Collective::AllReduce ? 2.0 : 1.0;
+  return ratio >= limit ? std::numeric_limits<double>::infinity() : limit / (limit - ratio);
+}
+
+// The first and last n whose bus factor lies within the rounding of busbw/algbw as printed
+// (first > last when none does). Above ~100 ranks neighbouring n differ by less than that
+// rounding, and the ratio alone cannot say which ran.
+std::pair<std::uint64_t, std::uint64_t> ranks_within_rounding(Collective collective, double algbw, double busbw) {
+  const double low = (busbw - printed_half_unit(busbw)) / (algbw + printed_half_unit(algbw));
+  const double high = (busbw + printed_half_unit(busbw)) / (algbw - printed_half_unit(algbw));
+  constexpr double kPastMaxRanks = (1u << 20) + 1;  // stands for every n from there up
+  const double first = std::max(2.0, std::ceil(ranks_for_ratio(collective, low) - 1e-9));
+  const double last = std::min(kPastMaxRanks, std::floor(ranks_for_ratio(collective, high) + 1e-9));
+  if (first > last) return {1, 0};
+  return {static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(last)};
+}
 
 class Parser {
  public:
@@ -183,8 +352,8 @@ class Parser {
     if (log_.rows.empty()) {
       throw ConfigError(fmt::format(
           "{}: no nccl-tests data rows with size > 0 found ({} lines, {} size-0 rows); expected "
-          "rows like '1048576 262144 float sum -1 27.37 38.31 67.04 0 26.93 38.94 68.14 0'",
-          source_, line_no, log_.zero_size_rows));
+          "rows like '1048576 262144 float sum -1 27.37 38.31 67.04 0 26.93 38.94 68.14 0'{}",
+          source_, line_no, log_.zero_size_rows, unknown_prefix_hint()));
     }
     resolve_collective();
     resolve_nranks();
@@ -225,7 +394,7 @@ class Parser {
   }
 
   void handle_line(std::string_view raw, std::size_t line_no) {
-    const std::string_view line = trim(strip_launcher_prefix(raw));
+    const std::string_view line = trim(prefix_.strip(raw));
     if (line.empty()) return;
     find_setting(line, "NCCL_ALGO", log_.nccl_algo, log_.nccl_algo_line, line_no);
     find_setting(line, "NCCL_PROTO", log_.nccl_proto, log_.nccl_proto_line, line_no);
@@ -240,36 +409,44 @@ class Parser {
         tokens.size() == 1 ? is_uint(tokens[0]) : is_number_text(tokens[0]) && is_number_text(tokens[1]);
     if (!looks_like_row) {
       ++log_.skipped_lines;
+      note_unknown_prefix(line, line_no);
       return;
     }
     parse_row(tokens, line, line_no);
   }
 
+  void note_unknown_prefix(std::string_view line, std::size_t line_no) {
+    const std::size_t at = nccl_text_behind_prefix(line);
+    if (at == std::string_view::npos) return;
+    if (unknown_prefix_lines_++ == 0) unknown_prefix_ = {line_no, std::string(trim(line.substr(0, at)))};
+  }
+
+  // For the "no data rows" error: lines of nccl-tests text behind a prefix not removed say why.
+  std::string unknown_prefix_hint() const {
+    if (unknown_prefix_lines_ == 0) return "";
+    return fmt::format("; {} lines carry nccl-tests text behind a per-line prefix collsim does not know (first on "
+                       "line {}: '{}'): remove it from every line",
+                       unknown_prefix_lines_, unknown_prefix_.first, quote_excerpt(unknown_prefix_.second));
+  }
+
   void handle_comment(std::string_view body, std::size_t line_no) {
     const auto tokens = split_ws(body);
     if (tokens.empty()) return;
-    const auto time_it = std::find(tokens.begin(), tokens.end(), "time");
-    if (tokens[0] == "size" && tokens.size() > 1 && tokens[1] == "count" && time_it != tokens.end()) {
-      const std::vector<std::string_view> lead(tokens.begin(), time_it);
-      Layout layout;
-      layout.known = true;
-      layout.has_redop = std::find(lead.begin(), lead.end(), "redop") != lead.end();
-      layout.has_root = std::find(lead.begin(), lead.end(), "root") != lead.end();
-      if (lead.size() != layout.lead() || lead[2] != "type") {
-        throw ConfigError(fmt::format(
-            "{}:{}: unsupported nccl-tests table layout '{}' (expected 'size count type [redop] [root] time ...')",
-            source_, line_no, quote_excerpt(trim(body))));
-      }
+    const bool has_time = std::any_of(tokens.begin(), tokens.end(), is_time_column);
+    if (tokens[0] == "size" && tokens.size() > 1 && tokens[1] == "count" && has_time) {
+      const Layout layout = header_layout(tokens, body, line_no);
+      if (layout_.known) second_table(line_no);
       layout_ = layout;
       return;
     }
     if (tokens[0] == "Rank" && tokens.size() > 1 && is_uint(tokens[1])) {
       if (const auto rank = to_uint(tokens[1])) max_rank_ = std::max<std::int64_t>(max_rank_, static_cast<std::int64_t>(*rank));
     }
+    if (body.find("nccl-tests version") != std::string_view::npos) banner_line_ = line_no;
     const std::string_view starting = "Collective test starting:";
     if (const std::size_t at = body.find(starting); at != std::string_view::npos) {
       const auto rest = split_ws(body.substr(at + starting.size()));
-      if (!rest.empty()) started_ = std::pair<std::string, std::size_t>(std::string(rest[0]), line_no);
+      if (!rest.empty()) test_starts(std::string(rest[0]), line_no);
     }
     for (auto& name : perf_names(body)) mentioned_.insert(std::move(name));
     if (!nranks_field_) {
@@ -280,6 +457,70 @@ class Parser {
     if (body.find("Out of bounds values") != std::string_view::npos && body.find("FAILED") != std::string_view::npos) {
       log_.warnings.push_back(fmt::format("line {}: nccl-tests reports wrong results: '{}'", line_no, quote_excerpt(trim(body))));
     }
+  }
+
+  // The column header: "size count type [redop] [root]", then the out-of-place and the in-place
+  // half, each possibly followed by opt-in columns (the per-iteration report's i_min i_max i_p99
+  // i_cv%, -S 1's timestamp at the end). Columns are taken where the header puts them; the
+  // opt-in ones are skipped.
+  Layout header_layout(const std::vector<std::string_view>& tokens, std::string_view body, std::size_t line_no) const {
+    if (tokens.size() < 3 || tokens[2] != "type") unsupported_layout(body, line_no);
+    std::size_t k = 3;
+    const bool has_redop = k < tokens.size() && tokens[k] == "redop";
+    if (has_redop) ++k;
+    const bool has_root = k < tokens.size() && tokens[k] == "root";
+    if (has_root) ++k;
+    Layout layout = plain_layout(has_redop, has_root);
+    layout.known = true;
+    layout.line = line_no;
+    std::size_t position = k;  // of header token k in a row
+    std::size_t halves = 0;
+    while (k < tokens.size()) {
+      if (halves < 2 && starts_half(tokens, k)) {
+        layout.halves[halves++] = {position, position + 1, position + 2, position + 3, tokens[k + 3] == "#wrong"};
+        k += 4;
+        position += 4;
+      } else if (halves == 0) {
+        unsupported_layout(body, line_no);  // only redop and root come before the first time column
+      } else {
+        position += column_tokens(tokens[k]);
+        ++k;
+      }
+    }
+    if (halves != 2) unsupported_layout(body, line_no);
+    layout.width = position;
+    return layout;
+  }
+
+  [[noreturn]] void unsupported_layout(std::string_view body, std::size_t line_no) const {
+    throw ConfigError(fmt::format("{}:{}: unsupported nccl-tests table layout '{}' (expected 'size count type [redop] "
+                                  "[root]', then 'time algbw busbw #wrong' twice, each with optional extra columns)",
+                                  source_, line_no, quote_excerpt(trim(body))));
+  }
+
+  // One log holds one test. Two runs appended to one file (all_reduce_perf, then all_gather_perf)
+  // were read as one table of the last collective with the rows of both; which rows belong to
+  // which test only the user can say, by splitting the file.
+  void test_starts(std::string name, std::size_t line_no) {
+    if (started_) {
+      // The second test's output begins at its version banner when it printed one.
+      const std::size_t split = banner_line_ > started_->second ? banner_line_ : line_no;
+      throw ConfigError(fmt::format("{}:{}: a second nccl-tests test starts here ({}); the first ({}) started on "
+                                    "line {}: a log must hold one test, split the file before line {} and pass "
+                                    "the parts as separate inputs",
+                                    source_, line_no, quote_excerpt(name), quote_excerpt(started_->first),
+                                    started_->second, split));
+    }
+    started_ = std::pair<std::string, std::size_t>(std::move(name), line_no);
+  }
+
+  // Old builds print no start line: a second table header is then the sign of a second test.
+  [[noreturn]] void second_table(std::size_t line_no) const {
+    const std::string first = started_ ? fmt::format(" ({})", quote_excerpt(started_->first)) : "";
+    throw ConfigError(fmt::format("{}:{}: a second nccl-tests table header; the first is on line {}{}: a log must "
+                                  "hold one test, split the file before line {} and pass the parts as separate "
+                                  "inputs",
+                                  source_, line_no, layout_.line, first, line_no));
   }
 
   double number(std::string_view token, std::string_view column, std::size_t line_no, std::string_view text) const {
@@ -300,16 +541,18 @@ class Parser {
     if (!layout.known) {
       // Without a header the column count decides; 12 columns are ambiguous between an old
       // "redop" column and a "root" column, so the token itself decides.
+      bool has_redop = true;
+      bool has_root = true;
       if (tokens.size() == 11) {
-        layout.has_redop = layout.has_root = false;
+        has_redop = has_root = false;
       } else if (tokens.size() == 12) {
-        layout.has_redop = is_identifier(tokens[3]);
-        layout.has_root = !layout.has_redop;
+        has_redop = is_identifier(tokens[3]);
+        has_root = !has_redop;
       }
+      layout = plain_layout(has_redop, has_root);
     }
-    const std::size_t lead = layout.lead();
-    if (tokens.size() != lead + 8) {
-      row_error(line_no, text, fmt::format("expected {} columns, found {}", lead + 8, tokens.size()));
+    if (tokens.size() != layout.width) {
+      row_error(line_no, text, fmt::format("expected {} columns, found {}", layout.width, tokens.size()));
     }
     NcclLogRow row;
     row.line = line_no;
@@ -341,16 +584,16 @@ class Parser {
       if (!is_uint(root.front() == '-' ? root.substr(1) : root)) {
         row_error(line_no, text, fmt::format("column 'root' is '{}', not an integer", root));
       }
-      ++col;
     }
-    row.time_oop_s = number(tokens[col], "time (out-of-place)", line_no, text) / 1e6;
-    row.algbw_oop_GBps = number(tokens[col + 1], "algbw (out-of-place)", line_no, text);
-    row.busbw_oop_GBps = number(tokens[col + 2], "busbw (out-of-place)", line_no, text);
-    row.wrong_oop = wrong(tokens[col + 3], "#wrong (out-of-place)", line_no, text);
-    row.time_ip_s = number(tokens[col + 4], "time (in-place)", line_no, text) / 1e6;
-    row.algbw_ip_GBps = number(tokens[col + 5], "algbw (in-place)", line_no, text);
-    row.busbw_ip_GBps = number(tokens[col + 6], "busbw (in-place)", line_no, text);
-    row.wrong_ip = wrong(tokens[col + 7], "#wrong (in-place)", line_no, text);
+    const auto& [oop, ip] = layout.halves;
+    row.time_oop_s = number(tokens[oop.time], "time (out-of-place)", line_no, text) / 1e6;
+    row.algbw_oop_GBps = number(tokens[oop.algbw], "algbw (out-of-place)", line_no, text);
+    row.busbw_oop_GBps = number(tokens[oop.busbw], "busbw (out-of-place)", line_no, text);
+    row.wrong_oop = wrong(tokens[oop.wrong], "#wrong (out-of-place)", line_no, text);
+    row.time_ip_s = number(tokens[ip.time], "time (in-place)", line_no, text) / 1e6;
+    row.algbw_ip_GBps = number(tokens[ip.algbw], "algbw (in-place)", line_no, text);
+    row.busbw_ip_GBps = number(tokens[ip.busbw], "busbw (in-place)", line_no, text);
+    row.wrong_ip = wrong(tokens[ip.wrong], "#wrong (in-place)", line_no, text);
     if (row.size_bytes == 0) {
       ++log_.zero_size_rows;
       return;
@@ -371,7 +614,13 @@ class Parser {
     }
     check_algbw(row.size_bytes, row.time_oop_s, row.algbw_oop_GBps, "out-of-place", line_no, text);
     check_algbw(row.size_bytes, row.time_ip_s, row.algbw_ip_GBps, "in-place", line_no, text);
-    if (row.wrong_oop.value_or(0) > 0 || row.wrong_ip.value_or(0) > 0) {
+    // #wrong counts wrong elements: nonzero means wrong results. Old builds' "error" column holds
+    // the largest error of the results instead (2e-07 for a float sum is rounding), and how large
+    // is too large depends on the type; nccl-tests judges that itself and prints "Out of bounds
+    // values : N FAILED", which is warned about, so the value is not checked here.
+    const bool wrong_oop = oop.wrong_is_count && row.wrong_oop.value_or(0) > 0;
+    const bool wrong_ip = ip.wrong_is_count && row.wrong_ip.value_or(0) > 0;
+    if (wrong_oop || wrong_ip) {
       log_.warnings.push_back(fmt::format("line {}: nonzero #wrong (results were wrong; timing kept)", line_no));
     }
     log_.rows.push_back(std::move(row));
@@ -395,21 +644,20 @@ class Parser {
       return;
     }
     if (started_) {
-      log_.collective = parse_collective(started_->first, fmt::format("{}:{}: collective", source_, started_->second));
+      const auto binary = perf_binary_collective(started_->first);
+      log_.collective = binary ? *binary
+                               : parse_collective(started_->first, fmt::format("{}:{}: collective", source_, started_->second));
       log_.collective_from = "'Collective test starting' header";
       return;
     }
     std::set<Collective> found;
     std::vector<std::string> unsupported;
     for (const auto& name : mentioned_) {
-      bool known = false;
-      for (const Collective c : kCollectives) {
-        if (name == fmt::format("{}_perf", collective_name(c))) {
-          found.insert(c);
-          known = true;
-        }
+      if (const auto c = perf_binary_collective(name)) {
+        found.insert(*c);
+      } else {
+        unsupported.push_back(name);
       }
-      if (!known) unsupported.push_back(name);
     }
     if (found.size() > 1) {
       throw ConfigError(fmt::format("{}: the header names several collectives ({}); pass the collective explicitly",
@@ -470,9 +718,8 @@ class Parser {
     const double ratio = informative ? best->busbw_oop_GBps / best->algbw_oop_GBps : 0.0;
     const double tolerance = informative ? 0.006 / best->algbw_oop_GBps + 0.006 / best->busbw_oop_GBps + 1e-3 : 0.0;
     if (!n && informative) {
-      const double guess = log_.collective == Collective::AllReduce ? 2.0 / (2.0 - ratio) : 1.0 / (1.0 - ratio);
-      if (std::isfinite(guess) && guess >= 1.5 && guess < 1e6) {
-        n = static_cast<std::uint64_t>(std::llround(guess));
+      n = ranks_from_ratio(*best, ratio);
+      if (n) {
         log_.nranks_from = "busbw/algbw ratio";
         log_.warnings.push_back(fmt::format("nranks = {} inferred from busbw/algbw = {:.4f}; the header does not say",
                                             *n, ratio));
@@ -509,13 +756,34 @@ class Parser {
     }
   }
 
+  // n from busbw/algbw of `best` when only one n fits the printed rounding; a pasted table of 256
+  // ranks was taken for 255 (with a warning) and fitted with the wrong schedule. When no n fits,
+  // the nearest is returned and resolve_nranks' check reports the contradiction.
+  std::optional<std::uint64_t> ranks_from_ratio(const NcclLogRow& best, double ratio) const {
+    const auto [first, last] = ranks_within_rounding(log_.collective, best.algbw_oop_GBps, best.busbw_oop_GBps);
+    if (first == last) return first;
+    if (first < last) {
+      throw ConfigError(fmt::format("{}: busbw/algbw = {:.4f} at line {} fits every nranks from {} to {} within the "
+                                    "rounding of the printed values, and the log does not say how many ranks ran (no "
+                                    "'nranks' field, no 'Rank' lines, nThread*nGpus < 2); pass --nranks N",
+                                    source_, ratio, best.line, first, std::min<std::uint64_t>(last, 1u << 20)));
+    }
+    const double guess = ranks_for_ratio(log_.collective, ratio);
+    if (!std::isfinite(guess) || guess < 1.5 || guess >= 1e6) return std::nullopt;
+    return static_cast<std::uint64_t>(std::llround(guess));
+  }
+
   std::string_view source_;
   NcclLogOptions options_;
+  LauncherPrefix prefix_;
+  std::size_t unknown_prefix_lines_ = 0;
+  std::pair<std::size_t, std::string> unknown_prefix_;  ///< the first such line and its prefix
   NcclLog log_;
   Layout layout_;
   std::int64_t max_rank_ = -1;
   std::optional<std::uint64_t> nranks_field_, nthread_, ngpus_;
   std::optional<std::pair<std::string, std::size_t>> started_;
+  std::size_t banner_line_ = 0;  ///< the last "# nccl-tests version ..." line
   std::set<std::string> mentioned_;
 };
 

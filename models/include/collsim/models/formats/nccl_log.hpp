@@ -1,11 +1,14 @@
 // Reader for the output tables of NVIDIA nccl-tests (all_reduce_perf, reduce_scatter_perf,
 // all_gather_perf, sendrecv_perf), the most common public record of real collective timings.
 //
-// Real logs are messy: `mpirun --tag-output` prefixes ("[1,0]<stdout>:"), `srun --label`
-// prefixes ("0: "), MPI warnings between table rows, size-0 rows when -b is below nranks*4,
-// "N/A" in the #wrong column when validation is off, older builds without the redop/root
-// columns. The reader tolerates exactly those and rejects anything that looks like a table row
-// but cannot be read, naming the file, the line and the text.
+// Real logs are messy: launcher prefixes (`mpirun --tag-output` "[1,0]<stdout>:", also after a
+// `--timestamp-output` timestamp; `srun --label` "0: "; MPICH / Intel MPI `-l` "[0] " and pdsh /
+// clush "host: ", removed only from lines that start with one seen before a comment line), MPI
+// warnings between table rows, size-0 rows when -b is below nranks*4, "N/A" in the #wrong column
+// when validation is off, older builds without the redop/root columns or with "error" for
+// "#wrong", newer ones with opt-in columns (per-iteration times, a timestamp), binaries built
+// with a NAME_SUFFIX ("all_reduce_perf_mpi"). The reader tolerates exactly those and rejects
+// anything that looks like a table row but cannot be read, naming the file, the line and the text.
 #pragma once
 
 #include <cstddef>
@@ -68,20 +71,27 @@ struct NcclLogOptions {
 
 /// Parses the text of an nccl-tests log. `source` names it in messages (a path or a label).
 ///
-/// The collective comes from "# Collective test starting: X_perf", else from the one `X_perf`
-/// name in the comment lines, else from the file name (allreduce, reducescatter, ...).
+/// The collective comes from "# Collective test starting: X_perf" (X_perf plus a NAME_SUFFIX
+/// too), else from the one `X_perf` name in the comment lines, else from the file name
+/// (allreduce, reducescatter, ...). A log holds one test: a second start line, or a second
+/// column header, is an error naming both lines.
 /// nranks comes from an "nranks" header field, else from the "#  Rank N ..." device lines, else
-/// from nThread*nGpus when >= 2, else from the busbw/algbw ratio; it is then checked against
-/// that ratio (2(n-1)/n for all_reduce, (n-1)/n for reduce_scatter and all_gather).
+/// from nThread*nGpus when >= 2, else from the busbw/algbw ratio when only one n fits it within
+/// the rounding of the printed values; it is then checked against that ratio (2(n-1)/n for
+/// all_reduce, (n-1)/n for reduce_scatter and all_gather).
 ///
-/// A line "looks like a data row" when its first token (after a launcher prefix) is an unsigned
-/// integer and it has no second token or the second is an unsigned integer too; such a line must
-/// have the table's columns (size count type [redop [root]] then time algbw busbw #wrong twice)
-/// with numbers where numbers belong, positive times and algbw consistent with size/time.
+/// A line "looks like a data row" when its first two tokens (after a launcher prefix) are numbers,
+/// or it has one token, an unsigned integer; such a line must have the table's columns (where the
+/// header line puts them, opt-in columns skipped; without a header size count type [redop [root]]
+/// then time algbw busbw #wrong twice) with numbers where numbers belong, positive times and
+/// algbw consistent with size/time. A nonzero #wrong is warned about; old builds' "error" column
+/// (the largest error, not a count) is not.
 ///
 /// Throws ConfigError naming `source` (and the 1-based line and its text for row errors) when:
-/// the text is empty, no data row with size > 0 is found, a row is malformed, the collective is
-/// unsupported, ambiguous or unknown, nranks cannot be determined or contradicts busbw/algbw.
+/// the text is empty, no data row with size > 0 is found (saying so when lines carry nccl-tests
+/// text behind an unknown prefix), a row is malformed, the file holds two tests, the collective
+/// is unsupported, ambiguous or unknown, nranks cannot be determined, is not singled out by
+/// busbw/algbw, or contradicts it.
 NcclLog parse_nccl_log(std::string_view text, std::string_view source,
                        const NcclLogOptions& options = {});
 
