@@ -655,7 +655,7 @@ TEST(LeaveOneOutThroughNccl, ExemplarAllReduceFromTheFourGpuRsAndAgLogs) {
 
 // A log that names what NCCL ran is explained through it: NCCL_ALGO picks the schedule
 // (AlgorithmInfo::nccl_name), NCCL_PROTO puts every row in that protocol's regime; unknown names
-// and lists are errors naming the file, the line and the value.
+// are errors naming the file, the line and the value, and sets name no single one.
 TEST(RunCalibration, LogHeaderNamesTheAlgorithmAndProtocol) {
   TempDir dir("collsim_calibrate_test");
   const auto with_header = [&](const std::string& name, const std::string& header) {
@@ -688,7 +688,20 @@ TEST(RunCalibration, LogHeaderNamesTheAlgorithmAndProtocol) {
     return error_of([&] { run_calibration(files, CalibrationOptions{}); });
   };
   expect_contains(header_error("# NCCL_ALGO=CollNetDirect\n"), "bad.txt:1: NCCL_ALGO = 'CollNetDirect' is not an algorithm");
-  expect_contains(header_error("# NCCL_PROTO=LL,Simple\n"), "bad.txt:1: NCCL_PROTO = 'LL,Simple' is not one protocol");
+  expect_contains(header_error("# NCCL_PROTO=NVLS\n"), "bad.txt:1: NCCL_PROTO = 'NVLS' is not one protocol");
+  // A set (a list, an exclusion such as NCCL's own "NCCL_PROTO set by environment to ^LL128") names
+  // no single one: the fit chooses, and says so. They were refused, with no way around it.
+  for (const char* header : {"# NCCL_PROTO=LL,Simple\n", "# NCCL_PROTO=^LL128 NCCL_ALGO=^NVLS\n"}) {
+    const std::vector<std::filesystem::path> files{with_header("set.txt", header)};
+    const CalibrationReport r = run_calibration(files, CalibrationOptions{});
+    for (const auto& p : r.points) EXPECT_FALSE(p.protocol.has_value()) << header;
+    expect_contains(r.inputs.front().how, "names no single one");
+  }
+  // Per-collective entries (NCCL 2.24): the one for this log's collective (AllGather) is what it ran.
+  const std::vector<std::filesystem::path> per_collective{with_header("pc.txt", "# NCCL_PROTO=allreduce:Simple;allgather:LL\n")};
+  const CalibrationReport pc = run_calibration(per_collective, CalibrationOptions{});
+  ASSERT_FALSE(pc.points.empty());
+  EXPECT_EQ(pc.points.front().protocol, Protocol::LL);
 }
 
 // A log that names its protocol, fitted alone: every row belongs to that protocol's regime, so
@@ -823,6 +836,40 @@ TEST(LogTime, Names) {
   EXPECT_EQ(parse_log_time("in_place"), LogTime::InPlace);
   EXPECT_STREQ(log_time_name(LogTime::OutOfPlace), "out_of_place");
   EXPECT_THROW(parse_log_time("fastest"), ConfigError);
+}
+
+// Regimes chosen by size alone keep the protocol model only where it explains the fitted rows
+// about as well as one regime. The A100 log cut at 1 MiB (a latency-bound sweep) had no 3-regime
+// fit with a positive beta and was refused; with --regimes 3 it still is, as asked.
+TEST(RunCalibration, AutoRegimesFallBackWhenMoreDoNotFit) {
+  const TempDir dir;
+  std::ifstream in(COLLSIM_TEST_DATA_DIR "/nccl-tests/a100-sxm4-8gpu-allreduce-g8.txt");
+  const std::filesystem::path cut = dir.path() / "a100_to_1MiB.txt";
+  std::ofstream out(cut);
+  for (std::string line; std::getline(in, line);) {
+    // Data rows start with their size in bytes; keep those up to 1 MiB and every other line.
+    const std::size_t first = line.find_first_not_of(' ');
+    if (first != std::string::npos && std::isdigit(static_cast<unsigned char>(line[first])) &&
+        std::stod(line.substr(first)) > 1048576) {
+      continue;
+    }
+    out << line << "\n";
+  }
+  out.close();
+  const std::vector<std::filesystem::path> files{cut};
+  const CalibrationReport r = run_calibration(files, {});
+  EXPECT_LT(r.regimes, 3u);
+  EXPECT_EQ(r.regime_fit.has_value(), r.regimes > 1);
+  const bool noted = std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("a 3-regime fit was left out") != std::string::npos;
+  });
+  EXPECT_TRUE(noted) << fmt::format("{}", fmt::join(r.notes, " | "));
+  CalibrationOptions three;
+  three.regimes = 3;
+  expect_contains(error_of([&] { run_calibration(files, three); }), "no fit with 3 regime(s) gives a positive beta");
+  // A full sweep keeps its three regimes.
+  const std::vector<std::filesystem::path> full{COLLSIM_TEST_DATA_DIR "/nccl-tests/a100-sxm4-8gpu-allreduce-g8.txt"};
+  EXPECT_EQ(run_calibration(full, {}).regimes, 3u);
 }
 
 }  // namespace
