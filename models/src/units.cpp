@@ -80,7 +80,12 @@ double parse_duration_s(std::string_view text, std::string_view what, BareNumber
 }
 
 double parse_s_per_byte(std::string_view text, std::string_view what) {
-  return parse_time_s(text, what, BareNumber::Rejected, "s");
+  const double gamma = parse_time_s(text, what, BareNumber::Rejected, "s");
+  if (gamma > kMaxGamma_s_per_byte) {
+    throw ConfigError(fmt::format("{}: '{}' per byte is above the supported {:g} s (a reduction slower than 1 KB/s)", what,
+                                  quote_excerpt(text), kMaxGamma_s_per_byte));
+  }
+  return gamma;
 }
 
 double parse_size_bytes(std::string_view text, std::string_view what, BareNumber bare) {

@@ -193,6 +193,9 @@ TEST(ModelFile, BadFilesNameKeyAndLine) {
   expect_contains(error_of(head + "link:\n  latency_s: 3us\n"), "m.yaml:4: 'link' has no key 'bandwidth_Bps'");
   expect_contains(error_of(head + "link:\n  latency_s: 3us\n  bandwidth_Bps: 1e9\n  gamma_s_per_byte: -1e-12\n"),
                   "m.yaml:6: 'link.gamma_s_per_byte' = -1e-12 must not be negative");
+  // The flags' ranges: 1e300 s/B ran and printed a 9e305 s AllReduce.
+  expect_contains(error_of(head + "link:\n  latency_s: 3us\n  bandwidth_Bps: 1e9\n  gamma_s_per_byte: 1e300\n"),
+                  "m.yaml:6: 'link.gamma_s_per_byte' = 1e+300 must be in 0..0.001");
   expect_contains(error_of(head + "link: [1, 2]\n"), "m.yaml:3: 'link' must be a mapping");
   expect_contains(error_of(head + link + "regimes: []\n"), "'regimes' must be a non-empty list");
   expect_contains(error_of(head + link +

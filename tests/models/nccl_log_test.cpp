@@ -492,6 +492,16 @@ TEST(NcclLog, UnknownPrefixIsNamedWhenNoRowIsFound) {
 // Opt-in columns of newer nccl-tests: -S 1 adds a timestamp ("2025-06-01 10:11:12", two tokens),
 // the per-iteration report adds i_min i_max i_p99 i_cv% after each #wrong. The header says where
 // each column is; a row that does not have the header's columns is refused as before.
+// A line as wide as the header's rows that starts with a size is a row, whatever else it holds:
+// a count of "x" made the line look like a banner, and the row left the fit unseen.
+TEST(NcclLog, ARowWithAWordForANumberIsRefusedNotSkipped) {
+  const std::string text =
+      "# Collective test starting: all_reduce_perf\n# nranks: 8\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
+      "     1048576             x     float     sum      -1    20.09   52.19   91.33       0    20.35   51.53   90.18       0\n";
+  test::expect_config_error([&] { parse_nccl_log(text, "x.txt"); }, {"x.txt:4", "column 'count' is 'x'"});
+}
+
 TEST(NcclLog, ColumnsAreTakenWhereTheHeaderPutsThem) {
   const std::string head = "# Collective test starting: all_reduce_perf\n# nranks: 8\n";
   const std::string stamped_header =

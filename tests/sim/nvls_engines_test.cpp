@@ -287,10 +287,11 @@ TEST(NvlsTopology, SwitchReductionKey) {
   const std::string alone = error_of("kind: nvswitch\nn: 4\nswitch_reduction_efficiency: 0.5\n");
   EXPECT_NE(alone.find("'switch_reduction_efficiency' needs 'switch_reduction: true'"), std::string::npos) << alone;
   EXPECT_NE(alone.find(":3"), std::string::npos) << "the line: " << alone;
-  for (const char* bad : {"0", "1.5", "-0.2"}) {
+  // Below 0.1 % is a typo: 1e-300 ran and printed a 2e297 s AllReduce.
+  for (const char* bad : {"0", "1.5", "-0.2", "1e-300", "0.0009"}) {
     const std::string e =
         error_of(std::string("kind: nvswitch\nn: 4\nswitch_reduction: true\nswitch_reduction_efficiency: ") + bad + "\n");
-    EXPECT_NE(e.find("must be in (0, 1]"), std::string::npos) << bad << ": " << e;
+    EXPECT_NE(e.find("must be in [0.001, 1]"), std::string::npos) << bad << ": " << e;
   }
   const std::string word2 = error_of("kind: nvswitch\nn: 4\nswitch_reduction: true\nswitch_reduction_efficiency: high\n");
   EXPECT_NE(word2.find("is not a number"), std::string::npos) << word2;

@@ -39,15 +39,18 @@ std::string yaml_quoted(std::string_view s) {
 // fmt's shortest representation round-trips exactly through from_chars.
 std::string num(double value) { return fmt::format("{}", value); }
 
+// The ranges of the command-line units (units.hpp): a model file is read as the flags would be.
 void check_link(const LinkModel& link, std::string_view where) {
-  if (!(std::isfinite(link.latency_s) && link.latency_s >= 0)) {
-    throw ConfigError(fmt::format("{}: latency_s = {} must be finite and >= 0", where, link.latency_s));
+  if (!(link.latency_s >= 0 && link.latency_s <= kMaxDuration_s)) {
+    throw ConfigError(fmt::format("{}: latency_s = {} must be in 0..{:g} s", where, link.latency_s, kMaxDuration_s));
   }
-  if (!(std::isfinite(link.bandwidth_Bps) && link.bandwidth_Bps > 0)) {
-    throw ConfigError(fmt::format("{}: bandwidth_Bps = {} must be finite and > 0", where, link.bandwidth_Bps));
+  if (!(link.bandwidth_Bps >= kMinBandwidth_Bps && link.bandwidth_Bps <= kMaxBandwidth_Bps)) {
+    throw ConfigError(fmt::format("{}: bandwidth_Bps = {} must be in {:g}..{:g} (1 KB/s to 1 PB/s)", where,
+                                  link.bandwidth_Bps, kMinBandwidth_Bps, kMaxBandwidth_Bps));
   }
-  if (!(std::isfinite(link.gamma_s_per_byte) && link.gamma_s_per_byte >= 0)) {
-    throw ConfigError(fmt::format("{}: gamma_s_per_byte = {} must be finite and >= 0", where, link.gamma_s_per_byte));
+  if (!(link.gamma_s_per_byte >= 0 && link.gamma_s_per_byte <= kMaxGamma_s_per_byte)) {
+    throw ConfigError(fmt::format("{}: gamma_s_per_byte = {} must be in 0..{:g}", where, link.gamma_s_per_byte,
+                                  kMaxGamma_s_per_byte));
   }
 }
 
@@ -208,6 +211,10 @@ class Reader {
                             BareNumber::BaseUnit);
     if (const YAML::Node gamma = yaml_child(node, "gamma_s_per_byte")) {
       link.gamma_s_per_byte = non_negative(gamma, fmt::format("{}.gamma_s_per_byte", path));
+      if (link.gamma_s_per_byte > kMaxGamma_s_per_byte) {
+        fail(gamma, fmt::format("'{}.gamma_s_per_byte' = {} must be in 0..{:g} (a reduction slower than 1 KB/s)", path,
+                                link.gamma_s_per_byte, kMaxGamma_s_per_byte));
+      }
     }
     return link;
   }
@@ -358,6 +365,10 @@ void read_links(const Reader& r, const YAML::Node& root, ModelFile& model) {
   model.link = LinkModel{model.link_classes.front().latency_s, model.link_classes.front().bandwidth_Bps, 0.0};
   if (const YAML::Node gamma = yaml_child(root, "gamma_s_per_byte")) {
     model.link.gamma_s_per_byte = r.non_negative(gamma, "gamma_s_per_byte");
+    if (model.link.gamma_s_per_byte > kMaxGamma_s_per_byte) {
+      r.fail(gamma, fmt::format("'gamma_s_per_byte' = {} must be in 0..{:g} (a reduction slower than 1 KB/s)",
+                                model.link.gamma_s_per_byte, kMaxGamma_s_per_byte));
+    }
   }
   if (const YAML::Node list = yaml_child(root, "unidentified_classes")) {
     model.unidentified_classes = r.string_list(list, "unidentified_classes");

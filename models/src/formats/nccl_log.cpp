@@ -405,8 +405,12 @@ class Parser {
     const auto tokens = split_ws(line);
     // Rows are told by their numbers, not by whether they are valid: a size of -64 or 64.5 is a
     // row to refuse, not a banner line to skip (the row used to vanish from the fit unseen).
+    // Under a header, a line that starts with a size and is as wide as the header's rows is a
+    // row too, whatever its other tokens: "64  x  float ..." vanished from the fit unseen.
     const bool looks_like_row =
-        tokens.size() == 1 ? is_uint(tokens[0]) : is_number_text(tokens[0]) && is_number_text(tokens[1]);
+        tokens.size() == 1 ? is_uint(tokens[0])
+                           : (is_number_text(tokens[0]) && is_number_text(tokens[1])) ||
+                                 (layout_.known && tokens.size() == layout_.width && is_uint(tokens[0]));
     if (!looks_like_row) {
       ++log_.skipped_lines;
       note_unknown_prefix(line, line_no);

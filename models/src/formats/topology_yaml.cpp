@@ -224,9 +224,11 @@ Topology topology_from_yaml(const YAML::Node& root, const TopologyFile& f, const
                                     where(f.file(), v)));
     }
     switch_efficiency = f.ratio(v, "switch_reduction_efficiency");
-    if (!(switch_efficiency > 0.0 && switch_efficiency <= 1.0)) {
-      throw ConfigError(fmt::format("{}: 'switch_reduction_efficiency' = {} must be in (0, 1]", where(f.file(), v),
-                                    switch_efficiency));
+    // Below 0.1 % of the link is a typo, not a switch (1e-300 ran and printed a 2e297 s AllReduce).
+    constexpr double kMinSwitchEfficiency = 1e-3;
+    if (!(switch_efficiency >= kMinSwitchEfficiency && switch_efficiency <= 1.0)) {
+      throw ConfigError(fmt::format("{}: 'switch_reduction_efficiency' = {} must be in [{:g}, 1]", where(f.file(), v),
+                                    switch_efficiency, kMinSwitchEfficiency));
     }
   }
 

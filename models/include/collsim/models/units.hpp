@@ -17,6 +17,9 @@ inline constexpr double kMaxDuration_s = 3600.0;                               /
 inline constexpr double kMaxSize_bytes = 1024.0 * 1024 * 1024 * 1024;          ///< 1 TiB per rank
 inline constexpr double kMinBandwidth_Bps = 1e3;                               ///< 1 KB/s
 inline constexpr double kMaxBandwidth_Bps = 1e15;                              ///< 1 PB/s
+/// A reduction slower than the slowest link (1 ms per byte): 1e300 s/B in a model file ran and
+/// printed a 9e305 s AllReduce.
+inline constexpr double kMaxGamma_s_per_byte = 1.0 / kMinBandwidth_Bps;
 
 /// Parses a duration such as "3us", "5 ms", "0.5s", "250ns", "2min" (or "0"). Returns seconds in
 /// [0, kMaxDuration_s]. Throws ConfigError naming `what` and the text when malformed, negative,
@@ -25,7 +28,7 @@ double parse_duration_s(std::string_view text, std::string_view what = "duration
                         BareNumber bare = BareNumber::Rejected);
 
 /// Parses a reduction cost gamma, seconds per byte, written as a duration ("1e-12s", "0.001ns";
-/// or "0"): the same units and range as parse_duration_s, and a unit-less number is refused
+/// or "0"): the same units as parse_duration_s, at most kMaxGamma_s_per_byte, and a unit-less number is refused
 /// suggesting seconds ("1e-12s"), not milliseconds, which would be 1,000 times too small.
 double parse_s_per_byte(std::string_view text, std::string_view what = "gamma");
 
