@@ -81,6 +81,11 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
       } else {
         throw ConfigError(fmt::format("{}: option --{} needs a value ({})", command_, spec->name, spec->value_name));
       }
+      // No option takes an empty value: `--topology ''` silently ran nvswitch, `--model ''`
+      // said only "cannot read ''" (an unset shell variable, most likely).
+      if (values_[spec->name].empty()) {
+        throw ConfigError(fmt::format("{}: option --{} is empty (it needs {})", command_, spec->name, spec->value_name));
+      }
       continue;
     }
     if (!accepts_positionals_) {

@@ -13,6 +13,8 @@
 #include "collsim/models/formats/yaml_reader.hpp"
 #include "collsim/models/distribution_params.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
+#include "collsim/models/formats/text_file.hpp"
 #include "collsim/models/units.hpp"
 
 namespace collsim {
@@ -114,7 +116,7 @@ void declare_arrival_flags(ArgParser& parser) {
       .option("distribution", "", "KIND:K=V,...", "draw the straggler's delay, e.g. lognormal:median=6.97ms,mean=9.5ms")
       .option("jitter", "", "KIND:K=V,...", "delay added independently to every rank, e.g. uniform:min=0,max=20us")
       .option("persistence", "", "P", "probability that a straggler keeps its identity between iterations")
-      .option("arrival", "", "YAML", "arrival model as inline YAML, e.g. '{model: stragglers, rank: 7, delay: 5ms}'");
+      .option("arrival", "", "YAML|FILE", "arrival model as inline YAML, e.g. '{model: stragglers, rank: 7, delay: 5ms}', or a YAML file of one (arrivals --fit writes them)");
 }
 
 std::optional<ArrivalSpec> arrival_from_flags(const ArgParser& p, Rank n, std::string_view command) {
@@ -138,15 +140,32 @@ std::optional<ArrivalSpec> arrival_from_flags(const ArgParser& p, Rank n, std::s
   if (!any) return std::nullopt;
 
   ArrivalSpec spec;
-  if (auto text = p.get_optional("arrival")) {
+  if (auto given = p.get_optional("arrival")) {
+    // A YAML file (what `arrivals --fit` writes) or the YAML itself: a fit of a long trace holds
+    // its delay samples inline and is too long for one argument ("$(cat OUT.yaml)" failed with
+    // "Argument list too long"). Relative files inside it are relative to its directory.
+    std::string text = *given;
+    std::filesystem::path base = std::filesystem::current_path();
+    std::error_code ec;
+    const bool is_file = !text.empty() && text.find_first_of("{\n") == std::string::npos &&
+                         std::filesystem::is_regular_file(text, ec);
+    if (!is_file && (text.ends_with(".yaml") || text.ends_with(".yml")) && text.find('{') == std::string::npos) {
+      throw ConfigError(fmt::format("{}: --arrival '{}': no such file (give a YAML file or the model inline)", command,
+                                    quote_excerpt(text, 200)));
+    }
+    if (is_file) {
+      base = std::filesystem::absolute(text, ec).parent_path();
+      text = read_text_file(*given, "--arrival file", kConfigFileMaxBytes);
+    }
     YAML::Node node;
     try {
-      node = YAML::Load(*text);
+      node = YAML::Load(text);
     } catch (const YAML::ParserException& e) {
-      throw ConfigError(fmt::format("{}: --arrival is not valid YAML: {}", command, e.msg));
+      throw ConfigError(fmt::format("{}: --arrival{} is not valid YAML: {}", command,
+                                    is_file ? fmt::format(" '{}'", *given) : "", e.msg));
     }
     check_expanded_size(node, fmt::format("{}: --arrival", command));
-    spec = parse_arrival_yaml(node, "--arrival", n, std::filesystem::current_path());
+    spec = parse_arrival_yaml(node, "--arrival", n, base);
   } else {
     std::optional<DelayDistribution> delay;
     if (auto d = p.get_optional("distribution")) delay = parse_distribution_cli(*d, "--distribution");

@@ -194,6 +194,8 @@ int simulate_command(const Args& args, std::ostream& out) {
   options.late_ranks = parse_u32(parser.get("late-ranks"), "--late-ranks");
   RunConfig config;
   config.size_bytes = parse_size_bytes(parser.get("size"), "--size");
+  // As advise and specs: an AllReduce of nothing is a typo, not a latency measurement.
+  if (config.size_bytes == 0) throw ConfigError("simulate: --size: size = 0 bytes must be positive");
   config.start = parse_start_mode(parser.get("start"), "simulate: --start");
   if (auto a = parser.get_optional("agreement-cost")) config.agreement_s = parse_duration_s(*a, "--agreement-cost");
   config.record_trace = parser.has("trace");

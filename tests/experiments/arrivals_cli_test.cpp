@@ -68,6 +68,22 @@ TEST(ArrivalsCli, TraceReadingOptions) {
   EXPECT_NE(csv_spec.find("gaps"), std::string::npos) << csv_spec;
 }
 
+// What --fit writes is given to --arrival as a file: inline, a long trace's fit is too long for
+// one argument.
+TEST(ArrivalsCli, ArrivalTakesTheFittedFile) {
+  const test::TempDir dir;
+  const std::string fit = (dir.path() / "fit.yaml").string();
+  ASSERT_EQ(run({"arrivals", kSmall, "--fit", fit}).code, 0);
+  const auto sim = run({"simulate", "-a", "ring", "-n", "4", "-s", "1MiB", "--arrival", fit, "--json"});
+  ASSERT_EQ(sim.code, 0) << sim.err;
+  const auto inline_yaml = run({"simulate", "-a", "ring", "-n", "4", "-s", "1MiB", "--arrival", read(fit), "--json"});
+  ASSERT_EQ(inline_yaml.code, 0) << inline_yaml.err;
+  EXPECT_EQ(json_field(sim.out, "time_s"), json_field(inline_yaml.out, "time_s"));
+  const auto missing = run({"simulate", "-a", "ring", "-n", "4", "--arrival", (dir.path() / "none.yaml").string()});
+  EXPECT_EQ(missing.code, 2);
+  test::expect_contains(missing.err, "no such file");
+}
+
 TEST(ArrivalsCli, SummaryOfTheHandMadeTrace) {
   const auto r = run({"arrivals", kSmall, "--json"});
   ASSERT_EQ(r.code, 0) << r.err;

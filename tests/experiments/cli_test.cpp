@@ -439,7 +439,7 @@ TEST(Cli, OutputPathsAreCheckedNotCreated) {
   EXPECT_NE(trace.err.find("does not exist"), std::string::npos) << trace.err;
   const auto empty_trace = run({"simulate", "--algo", "ring", "-n", "4", "--trace", ""});
   EXPECT_EQ(empty_trace.code, 2);
-  EXPECT_NE(empty_trace.err.find("--trace needs a file name"), std::string::npos) << empty_trace.err;
+  EXPECT_NE(empty_trace.err.find("option --trace is empty (it needs FILE)"), std::string::npos) << empty_trace.err;
   const std::string log = std::string(COLLSIM_TEST_DATA_DIR) + "/nccl-tests/h100-8gpu-allreduce-nvidia-exemplar.txt";
   const auto calibrate = run({"calibrate", log, "--out", missing + "/x.yaml", "--no-plot"});
   EXPECT_EQ(calibrate.code, 2);
@@ -447,9 +447,15 @@ TEST(Cli, OutputPathsAreCheckedNotCreated) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "no"));
 
   const std::string spec = std::string(COLLSIM_TEST_DATA_DIR) + "/experiments/mpi_small.yaml";
+  // No option takes an empty value (--topology '' ran nvswitch, --model '' said "cannot read ''").
+  for (const char* option : {"--topology", "--model", "--engine", "--seed"}) {
+    const auto empty = run({"simulate", "--algo", "ring", "-n", "4", option, ""});
+    EXPECT_EQ(empty.code, 2) << option;
+    EXPECT_NE(empty.err.find(std::string("option ") + option + " is empty"), std::string::npos) << empty.err;
+  }
   const auto empty_out = run({"run", spec, "--out", "", "--quiet"});
   EXPECT_EQ(empty_out.code, 2);
-  EXPECT_NE(empty_out.err.find("--out needs a directory"), std::string::npos) << empty_out.err;
+  EXPECT_NE(empty_out.err.find("option --out is empty (it needs DIR)"), std::string::npos) << empty_out.err;
   const auto created = run({"run", spec, "--out", missing, "--quiet", "--no-plot"});
   EXPECT_EQ(created.code, 0) << created.err;
   EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(missing) / "results.csv"));

@@ -250,6 +250,22 @@ TEST(ArrivalTrace, QuotedCsvFieldsAndGlobalRankHint) {
                       {"t.csv:2", "no row for rank 0", "only 2 distinct ranks (3, 19)"});
 }
 
+// Ambiguous input is refused, not read one way: a column or a key given twice, and JSON that is
+// not JSON (escapes it does not have, raw control characters).
+TEST(ArrivalTrace, AmbiguousOrInvalidTextIsRefused) {
+  expect_config_error([] { parse_arrival_trace("iteration,rank,arrival_s,iteration\n0,0,0,1\n", "t.csv"); },
+                      {"t.csv:1", "the column 'iteration' twice"});
+  std::string twice = record("0x1", 0, 2, 1, "10");
+  twice.replace(twice.find("\"rank\": 0"), 9, "\"rank\": 0, \"rank\": 1");
+  expect_config_error([&] { parse_arrival_trace(twice, "i.json"); }, {"i.json:1", "the key 'rank' appears twice"});
+  std::string escape = record("0x1", 0, 2, 1, "10");
+  escape.replace(escape.find("0x1"), 3, "0\\q1");
+  expect_config_error([&] { parse_arrival_trace(escape, "i.json"); }, {"i.json:1", "'\\q' is not a JSON escape"});
+  std::string control = record("0x1", 0, 2, 1, "10");
+  control.replace(control.find("0x1"), 3, "0\x01" "1");
+  expect_config_error([&] { parse_arrival_trace(control, "i.json"); }, {"i.json:1", "control character"});
+}
+
 TEST(ArrivalYaml, TraceReadingKeysAreParsedAndWrittenBack) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "collsim_trace_keys";
   std::filesystem::create_directories(dir);

@@ -87,6 +87,11 @@ std::vector<Row> csv_rows(std::string_view text, std::string_view source) {
       constexpr std::string_view kNames[] = {"iteration", "rank", "arrival_s"};
       for (std::size_t c = 0; c < 3; ++c) {
         const auto it = std::find(fields.begin(), fields.end(), kNames[c]);
+        // Two columns of one name: which one holds the data is a guess.
+        if (it != fields.end() && std::find(it + 1, fields.end(), kNames[c]) != fields.end()) {
+          throw ConfigError(fmt::format("{}: the header '{}' has the column '{}' twice", where, quote_excerpt(line),
+                                        kNames[c]));
+        }
         if (it == fields.end()) {
           throw ConfigError(fmt::format("{}: the header '{}' has no column '{}' (expected iteration,rank,arrival_s)",
                                         where, quote_excerpt(line), kNames[c]));

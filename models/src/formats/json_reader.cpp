@@ -70,6 +70,10 @@ class Reader {
         skip_space();
         if (peek() != '"') fail("expected a quoted key");
         std::string key = string();
+        // Which of two values a reader takes differs between readers: the trace is ambiguous.
+        for (const auto& [name, ignored] : v.fields) {
+          if (name == key) fail(fmt::format("the key '{}' appears twice in one object", key));
+        }
         expect(':');
         v.fields.emplace_back(std::move(key), value(depth + 1));
         skip_space();
@@ -132,8 +136,8 @@ class Reader {
     fail(fmt::format("unexpected character '{}'", c));
   }
 
-  // Escapes other than \uXXXX are kept literally enough for keys and ids; \u is decoded only
-  // for ASCII since trace ids and names are ASCII.
+  // JSON's escapes only (anything else is an error, as raw control characters are); \u is
+  // decoded only for ASCII since trace ids and names are ASCII.
   std::string string() {
     ++pos_;  // opening quote
     std::string out;
@@ -142,6 +146,7 @@ class Reader {
       const char c = text_[pos_++];
       if (c == '"') return out;
       if (c == '\n') fail("line break inside a string");
+      if (static_cast<unsigned char>(c) < 0x20) fail("a control character inside a string (JSON escapes them)");
       if (c != '\\') {
         out.push_back(c);
         continue;
@@ -163,7 +168,10 @@ class Reader {
           out.push_back(code < 0x80 ? static_cast<char>(code) : '?');
           break;
         }
-        default: out.push_back(e);
+        case '"':
+        case '\\':
+        case '/': out.push_back(e); break;
+        default: fail(fmt::format("'\\{}' is not a JSON escape", e));
       }
     }
   }
