@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <numeric>
 #include <charconv>
 #include <filesystem>
 #include <span>
@@ -190,11 +191,19 @@ void SpecReader::parse(const YAML::Node& root) {
     if (value < 1 || value > 100'000'000) fail(*trials, "trials", fmt::format("{} is not in 1..100000000", value));
     spec_.trials = static_cast<std::uint32_t>(value);
   } else {
-    // A trace replays iteration t in trial t: by default every iteration once (the longest
-    // trace's count when several are compared; shorter ones wrap around).
+    // A trace replays iteration t mod count in trial t: by default every iteration once. Traces
+    // of different lengths compared in one study take the least common multiple of their counts,
+    // so that each replays every one of its iterations equally often (with the longest count, a
+    // 30-iteration trace beside a 50-iteration one ran its first 20 twice, biasing its mean); if
+    // that multiple passes 4x the longest count, the longest count, and shorter traces wrap.
+    std::uint64_t longest = 0, multiple = 1;
     for (const auto& a : spec_.arrivals) {
-      if (a.model.trace) spec_.trials = std::max(spec_.trials, static_cast<std::uint32_t>(std::min<std::size_t>(a.model.trace->size(), 100'000'000)));
+      if (!a.model.trace) continue;
+      const std::uint64_t count = std::min<std::uint64_t>(a.model.trace->size(), 100'000'000);
+      longest = std::max(longest, count);
+      if (multiple <= 400'000'000) multiple = std::lcm(multiple, count);
     }
+    if (longest > 0) spec_.trials = static_cast<std::uint32_t>(multiple <= 4 * longest ? multiple : longest);
   }
   if (const YAML::Node* seed = find_entry(entries, "seed")) {
     spec_.seed = unsigned_integer(*seed, "seed", "a non-negative 64-bit integer");

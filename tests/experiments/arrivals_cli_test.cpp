@@ -279,6 +279,15 @@ TEST(ArrivalsSpec, TrialsDefaultToTheIterationCount) {
   EXPECT_EQ(spec.trials, 5u);
   EXPECT_EQ(spec.arrivals.at(0).label, "real");
   EXPECT_EQ(parse_spec(spec_text + "trials: 3\n", "t.yaml", ".").trials, 3u);
+  // Traces of 5 and 2 iterations: 10 trials, each iteration of each trace equally often (with the
+  // longest count, 5, the 2-iteration trace ran its first iteration 3 times and its second twice).
+  const test::TempDir dir;
+  const std::string two = (dir.path() / "two.csv").string();
+  std::ofstream(two) << "iteration,rank,arrival_s\n0,0,0\n0,1,0\n0,2,0\n0,3,1\n1,0,0\n1,1,0\n1,2,0\n1,3,0\n";
+  const std::string both = fmt::format("name: t\nalgorithms: [ring]\nn: 4\nsizes: [1MiB]\narrival: [{{label: a, model: "
+                                       "trace, file: {}}}, {{label: b, model: trace, file: {}}}]\n",
+                                       kSmall, two);
+  EXPECT_EQ(parse_spec(both, "t.yaml", ".").trials, 10u);
   test::expect_config_error(
       [&] {
         ExperimentSpec wrong_n = parse_spec(
