@@ -32,6 +32,9 @@ double parse_with_suffix(std::string_view text, std::string_view what, std::stri
   const char* begin = trimmed.data();
   const char* end = trimmed.data() + trimmed.size();
   auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec == std::errc::result_out_of_range) {
+    throw ConfigError(fmt::format("{}: '{}' is out of range for a {}", what, quote_excerpt(text), kind));
+  }
   if (ec != std::errc() || trimmed.empty()) {
     throw ConfigError(fmt::format("{}: '{}' is not a {} (expected a number with an optional unit)",
                                   what, quote_excerpt(text), kind));
@@ -43,6 +46,10 @@ double parse_with_suffix(std::string_view text, std::string_view what, std::stri
   // "-0ms" is zero: without this its sign reached the output ("constant(-0.0 ns)").
   if (value == 0.0) value = 0.0;
   if (suffix.empty()) {
+    if (bare == BareNumber::Rejected && value < 0.0) {
+      // "needs a unit (e.g. -1ms)" suggested a value that is refused next.
+      throw ConfigError(fmt::format("{}: '{}' must not be negative", what, quote_excerpt(text)));
+    }
     if (bare == BareNumber::Rejected && value != 0.0) {
       throw ConfigError(fmt::format("{}: '{}' needs a unit (e.g. {}{})", what, quote_excerpt(text), quote_excerpt(trimmed), example));
     }

@@ -23,6 +23,23 @@ TEST(Units, Durations) {
   EXPECT_FALSE(std::signbit(parse_size_bytes("-0B")));
 }
 
+// What is wrong is said: "-1" was told to take a unit ("e.g. -1ms", refused next), and "1e400s"
+// was "not a duration".
+TEST(Units, NegativeBareNumbersAndOverflowAreNamed) {
+  const auto message = [](auto parse) {
+    try {
+      parse();
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message([] { parse_duration_s("-1", "--delay"); }), "--delay: '-1' must not be negative");
+  EXPECT_EQ(message([] { parse_size_bytes("-5", "--size"); }), "--size: '-5' must not be negative");
+  EXPECT_EQ(message([] { parse_duration_s("1e400s", "--delay"); }), "--delay: '1e400s' is out of range for a duration");
+  EXPECT_EQ(message([] { parse_duration_s("5", "--delay"); }), "--delay: '5' needs a unit (e.g. 5ms)");
+}
+
 TEST(Units, Sizes) {
   EXPECT_DOUBLE_EQ(parse_size_bytes("1GiB"), 1073741824.0);
   EXPECT_DOUBLE_EQ(parse_size_bytes("256 KiB"), 262144.0);
