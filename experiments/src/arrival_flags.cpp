@@ -5,10 +5,12 @@
 
 #include <cctype>
 #include <filesystem>
+#include <iostream>
 #include <set>
 #include <string>
 
 #include "collsim/experiments/args.hpp"
+#include "collsim/experiments/arrival_trace_cli.hpp"
 #include "collsim/models/formats/arrival_yaml.hpp"
 #include "collsim/models/formats/yaml_reader.hpp"
 #include "collsim/models/distribution_params.hpp"
@@ -166,6 +168,7 @@ std::optional<ArrivalSpec> arrival_from_flags(const ArgParser& p, Rank n, std::s
     }
     check_expanded_size(node, fmt::format("{}: --arrival", command));
     spec = parse_arrival_yaml(node, "--arrival", n, base);
+    if (spec.trace) print_trace_warnings(*spec.trace, std::cerr);  // {model: trace, skip_incomplete: true}
   } else {
     std::optional<DelayDistribution> delay;
     if (auto d = p.get_optional("distribution")) delay = parse_distribution_cli(*d, "--distribution");

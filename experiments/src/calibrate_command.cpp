@@ -11,6 +11,7 @@
 #include "collsim/experiments/plot_script.hpp"
 #include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/atomic_file.hpp"
 #include "collsim/models/formats/nccl_log.hpp"
 #include "collsim/models/quote.hpp"
 #include "collsim/models/topology.hpp"
@@ -99,6 +100,8 @@ int calibrate_command(const Args& args, std::ostream& out) {
       .option("hold-out", "", "FILE[,FILE...]", "input files (names) to predict, never fit (leave-one-out checks)")
       .option("collective", "", "C", "override the collective of every nccl-tests log")
       .option("nranks", "", "N", "override the rank count of every nccl-tests log")
+      .option("max-schedule-memory", "", "SIZE",
+              "refuse a measured n whose schedule is estimated to need more memory (at most this machine's memory)", "4GiB")
       .option("name", "", "NAME", "model name (default: the stem of --out)")
       .flag("no-plot", "do not plot measured vs predicted (default: <MODEL>_fit.png/.svg with plots/calibration_fit.py)");
   if (!parser.parse(args)) {
@@ -152,21 +155,29 @@ int calibrate_command(const Args& args, std::ostream& out) {
   if (!csv.empty() && !options.out_model.empty()) {
     check_not_same_file(csv, "calibrate", csv_option, options.out_model, "the --out model file");
   }
+  // A pipe or a device under an output's name is refused before the fit, not after it.
+  if (!options.out_model.empty()) writable_destination(options.out_model);
+  if (!csv.empty()) writable_destination(csv);
   for (const auto& input : parser.positionals()) {
     if (!options.out_model.empty()) check_not_same_file(options.out_model, "calibrate", "--out", input, "the input");
     if (!csv.empty()) check_not_same_file(csv, "calibrate", csv_option, input, "the input");
   }
   // A schedule per measured n is built for the fit: one that would not fit in memory is refused
   // up front, as simulate refuses it (the default 4 GiB of --max-schedule-memory).
-  options.check_schedule_size = [](const std::string& algorithm, std::uint32_t n, const std::string& where) {
+  const double limit_bytes =
+      memory_limit_option_bytes(parser.get("max-schedule-memory"), parser.flag_set("max-schedule-memory"));
+  const std::string limit_text = parser.get("max-schedule-memory");
+  options.check_schedule_size = [limit_bytes, limit_text](const std::string& algorithm, std::uint32_t n,
+                                                          std::uint32_t gpus_per_node, const std::string& where) {
     AlgorithmOptions sizing;
     sizing.n = n;
+    sizing.gpus_per_node = gpus_per_node;
     const std::optional<double> transfers = estimate_transfers(algorithm, sizing);
-    const double limit_bytes = memory_limit_option_bytes("4GiB", false);
     if (transfers && schedule_bytes(*transfers) > limit_bytes) {
-      throw ConfigError(fmt::format("calibrate: {}: a {} schedule on {} ranks needs about {} of memory to fit, above {} "
-                                    "(is the rank count right? --nranks overrides the log's)",
-                                    where, algorithm, n, rough_size(schedule_bytes(*transfers)), rough_size(limit_bytes)));
+      throw ConfigError(fmt::format("calibrate: {}: a {} schedule on {} ranks needs about {} of memory to fit, above "
+                                    "--max-schedule-memory {} (is the rank count right? --nranks overrides the log's; "
+                                    "else raise --max-schedule-memory)",
+                                    where, algorithm, n, rough_size(schedule_bytes(*transfers)), limit_text));
     }
   };
   options.command = "collsim calibrate";

@@ -212,7 +212,7 @@ void write_study_outputs(const std::filesystem::path& dir, const SweepGrid& grid
   std::filesystem::create_directories(dir, ec);
   if (ec) throw ConfigError(fmt::format("cannot create the output directory '{}': {}", dir.string(), ec.message()));
   // All checked before any is written: the fourth could be an input (a trace the spec names).
-  for (const char* name : kResultFiles) check_not_an_input(dir / name);
+  for (const char* name : kResultFiles) writable_destination(dir / name);
   for (std::size_t i = 0; i < std::size(kResultFiles); ++i) {
     write_file_atomically((dir / kResultFiles[i]).string(), contents[i]);
   }
@@ -223,15 +223,15 @@ void check_study_output_files(const std::filesystem::path& dir, std::string_view
   const std::string shown = quote_excerpt(dir.string(), 200);
   std::error_code ec;
   for (const char* file : kResultFiles) {
-    try {
-      check_not_an_input(dir / file);  // the spec, or a trace or samples file it names
-    } catch (const ConfigError& e) {
-      throw ConfigError(fmt::format("{}: {} '{}': {}", command, option, shown, e.what()));
-    }
     if (fs::is_directory(dir / file, ec)) {
       throw ConfigError(fmt::format("{}: {} '{}': '{}' there is a directory, where the run writes its {} (move it "
                                     "away or choose another {})",
                                     command, option, shown, file, file, option));
+    }
+    try {
+      writable_destination(dir / file);  // not the spec or a file it names, a pipe or a device
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("{}: {} '{}': {}", command, option, shown, e.what()));
     }
   }
   const fs::path journal = checkpoint_path(dir);

@@ -13,6 +13,7 @@
 
 #include "collsim/experiments/args.hpp"
 #include "collsim/experiments/arrival_trace_cli.hpp"
+#include "collsim/models/formats/text_file.hpp"
 #include "collsim/experiments/commands.hpp"
 #include "collsim/experiments/mpi_split.hpp"
 #include "collsim/experiments/output.hpp"
@@ -126,6 +127,15 @@ int run_command(const Args& args, std::ostream& out) {
       if (!refusal.empty()) throw ConfigError(refusal);
     }
     dir = output_dir_option(parser.get_optional("out").value_or("results/" + spec.name), "run", "--out");
+    // Rerunning a study from its own config.resolved.yaml writes the re-resolution back in place.
+    {
+      const std::filesystem::path spec_file = parser.positionals().front();
+      std::error_code ec;
+      if (spec_file.filename() == "config.resolved.yaml" &&
+          std::filesystem::equivalent(std::filesystem::absolute(spec_file).parent_path(), dir, ec)) {
+        allow_rewrite_of(spec_file);
+      }
+    }
     if (root && !parser.flag_set("dry-run")) {
       prepare_output_dir(dir, "run", "--out");
       check_study_output_files(dir, "run", "--out");

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <span>
 #include <tuple>
 
 #include "collsim/algorithms/registry.hpp"
@@ -91,33 +92,50 @@ Protocol protocol_named_by_nccl(const NcclLog& log) {
 }
 
 // What an NCCL_ALGO / NCCL_PROTO setting names for `collective`: one value, or nullopt when it
-// names a set. NCCL reads a list ("Ring,Tree"), an exclusion ("^LL128", common to keep a
-// protocol off), and since 2.24 per-collective entries ("allreduce:tree;allgather:ring"); a set
-// leaves NCCL the choice among its members, so the fit treats the log as naming none.
+// names a set. NCCL reads a list ("Ring,Tree"), an exclusion ("^LL128", common to keep a protocol
+// off), and since 2.24 ';'-separated entries "function:list" in which the first entry may omit
+// the function and then applies to every function not listed later
+// ("ring;allreduce:tree;allgather:ring"). A set leaves NCCL the choice among its members, so the
+// fit treats the log as naming none; an exclusion that leaves one member of `universe` (the
+// protocols: "^LL,LL128" is Simple) names that one.
 std::string_view trimmed(std::string_view v) {
   while (!v.empty() && (v.front() == ' ' || v.front() == '"' || v.front() == '\'')) v.remove_prefix(1);
   while (!v.empty() && (v.back() == ' ' || v.back() == '"' || v.back() == '\'')) v.remove_suffix(1);
   return v;
 }
 
-std::optional<std::string> single_setting(std::string_view value, Collective collective) {
+std::optional<std::string> single_setting(std::string_view value, Collective collective,
+                                          std::span<const std::string_view> universe = {}) {
   std::string wanted(collective_name(collective));
   std::erase(wanted, '_');  // NCCL spells them allreduce, allgather, reducescatter
-  std::string_view chosen = value;
-  if (value.find(':') != std::string_view::npos) {
-    chosen = {};
-    while (!value.empty()) {
-      const std::size_t end = value.find(';');
-      const std::string_view entry = value.substr(0, end);
-      value.remove_prefix(end == std::string_view::npos ? value.size() : end + 1);
-      const std::size_t colon = entry.find(':');
-      if (colon != std::string_view::npos && same_ignoring_case(trimmed(entry.substr(0, colon)), wanted)) {
-        chosen = trimmed(entry.substr(colon + 1));
-      }
+  std::string_view chosen;
+  bool first = true;
+  while (true) {
+    const std::size_t end = value.find(';');
+    const std::string_view entry = trimmed(value.substr(0, end));
+    const std::size_t colon = entry.find(':');
+    if (colon == std::string_view::npos) {
+      if (first) chosen = entry;  // the default for functions not listed
+    } else if (same_ignoring_case(trimmed(entry.substr(0, colon)), wanted)) {
+      chosen = trimmed(entry.substr(colon + 1));
     }
+    first = false;
+    if (end == std::string_view::npos) break;
+    value.remove_prefix(end + 1);
   }
-  chosen = trimmed(chosen);
-  if (chosen.empty() || chosen.find_first_of("^,") != std::string_view::npos) return std::nullopt;
+  if (chosen.empty()) return std::nullopt;
+  if (chosen.front() == '^' && !universe.empty()) {
+    std::vector<std::string_view> left(universe.begin(), universe.end());
+    std::string_view excluded = chosen.substr(1);
+    while (!excluded.empty()) {
+      const std::size_t comma = excluded.find(',');
+      const std::string_view name = trimmed(excluded.substr(0, comma));
+      std::erase_if(left, [&](std::string_view u) { return same_ignoring_case(u, name); });
+      excluded.remove_prefix(comma == std::string_view::npos ? excluded.size() : comma + 1);
+    }
+    return left.size() == 1 ? std::optional<std::string>(std::string(left.front())) : std::nullopt;
+  }
+  if (chosen.find_first_of("^,") != std::string_view::npos) return std::nullopt;
   return std::string(chosen);
 }
 
@@ -151,7 +169,8 @@ void load_nccl_log(const std::filesystem::path& path, const std::string& text, c
   }
   std::optional<Protocol> protocol;
   if (!log.nccl_proto.empty()) {
-    if (const auto one = single_setting(log.nccl_proto, log.collective)) {
+    static constexpr std::string_view kProtocols[] = {"LL", "LL128", "Simple"};
+    if (const auto one = single_setting(log.nccl_proto, log.collective, kProtocols)) {
       NcclLog single = log;
       single.nccl_proto = *one;
       protocol = protocol_named_by_nccl(single);
@@ -652,20 +671,21 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
     throw ConfigError("calibrate: no measurement to fit (the inputs hold no collective a schedule explains)");
   }
 
+  // Coefficients along the critical path, re-evaluated at the fitted parameters until stable.
+  ScheduleCache schedules;
+  TopologyCache topologies(options.topology);
+  for (const auto& p : report.points) topologies.get(p.n);
   if (options.check_schedule_size) {
     std::set<std::pair<std::string, std::uint32_t>> checked;
     for (const auto& p : report.points) {
       // A send/recv row is one transfer, not a table algorithm's schedule.
       if (p.collective == Collective::SendRecv) continue;
       if (checked.emplace(p.algorithm, p.n).second) {
-        options.check_schedule_size(p.algorithm, p.n, fmt::format("{}:{}", p.source, p.line));
+        options.check_schedule_size(p.algorithm, p.n, gpus_per_node_of(topologies.get(p.n)),
+                                    fmt::format("{}:{}", p.source, p.line));
       }
     }
   }
-  // Coefficients along the critical path, re-evaluated at the fitted parameters until stable.
-  ScheduleCache schedules;
-  TopologyCache topologies(options.topology);
-  for (const auto& p : report.points) topologies.get(p.n);
   report.link_classes = topologies.class_names();
   const bool per_class = report.link_classes.size() > 1;
   if (per_class && options.regimes > 1) {
@@ -891,8 +911,8 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
     csv_path = options.out_model.parent_path() / (options.out_model.stem().string() + "_fit.csv");
   }
   // Both checked before either is written: an input under the second name left the first written.
-  if (!options.out_model.empty()) check_not_an_input(options.out_model);
-  if (!csv_path.empty()) check_not_an_input(csv_path);
+  if (!options.out_model.empty()) writable_destination(options.out_model);
+  if (!csv_path.empty()) writable_destination(csv_path);
   if (!options.out_model.empty()) {
     write_model_file(report.model, options.out_model);
     report.model_path = options.out_model;

@@ -765,6 +765,25 @@ TEST(CliHardening, NoOutputReplacesAnInputItRead) {
   EXPECT_EQ(run({"simulate", "-a", "ring", "--arrival-trace", ""}).code, 2);
 }
 
+// Rerunning a study from its own config.resolved.yaml into its directory is the documented
+// rerun, not an output replacing an input; a pipe where a result file goes is refused before the
+// study runs (results.csv was written first, then the run failed).
+TEST(CliHardening, RerunFromTheResolvedConfigAndPipesRefusedUpFront) {
+  const test::TempDir dir;
+  const std::string out = (dir.path() / "out").string();
+  const std::string spec = COLLSIM_TEST_DATA_DIR "/experiments/mpi_small.yaml";
+  ASSERT_EQ(run({"run", spec, "--out", out, "--quiet", "--no-plot"}).code, 0);
+  const auto rerun = run({"run", out + "/config.resolved.yaml", "--out", out, "--quiet", "--no-plot"});
+  EXPECT_EQ(rerun.code, 0) << rerun.err;
+  const std::string piped = (dir.path() / "piped").string();
+  fs::create_directories(piped);
+  ASSERT_EQ(::mkfifo((piped + "/summary.csv").c_str(), 0644), 0);
+  const auto fifo = run({"run", spec, "--out", piped, "--quiet", "--no-plot"});
+  EXPECT_EQ(fifo.code, 2);
+  test::expect_contains(fifo.err, "not a regular file");
+  EXPECT_FALSE(fs::exists(piped + "/results.csv"));
+}
+
 // Calibrate and verify refuse what would not fit in memory before building it (--nranks 100000
 // was killed by the kernel; verify -n 100000 or --elements 10^9 ran out of memory), and verify
 // with nothing supported is an error, not "0 passed, 0 failed" and exit 0.
@@ -773,6 +792,12 @@ TEST(CliHardening, CalibrateAndVerifyRefuseRunsThatDoNotFit) {
                         "--no-plot"});
   EXPECT_EQ(cal.code, 2);
   test::expect_contains(cal.err, "a ring schedule on 100000 ranks needs about");
+  test::expect_contains(cal.err, "--max-schedule-memory 4GiB");
+  // The limit is the user's to raise (a real 16,384-rank log needs 8 GiB for a ring), up to the machine.
+  const auto raised = run({"calibrate", COLLSIM_SOURCE_DIR "/tests/data/nccl-tests/h100-8gpu-allreduce-nvidia-exemplar.txt",
+                           "--nranks", "100000", "--max-schedule-memory", "1TiB", "--no-plot"});
+  EXPECT_EQ(raised.code, 2);
+  test::expect_contains(raised.err, "--max-schedule-memory");
   const auto big = run({"verify", "-n", "2..100000", "-a", "ring"});
   EXPECT_EQ(big.code, 2);
   test::expect_contains(big.err, "ring at n = 100000 needs about");

@@ -240,6 +240,9 @@ TEST(ArrivalTrace, QuotedCsvFieldsAndGlobalRankHint) {
   EXPECT_DOUBLE_EQ(q.delay_s[0][1], 0.5);
   const ArrivalTrace r = parse_arrival_trace("\"\",\"iteration\",\"rank\",\"arrival_s\"\n\"1\",0,0,0\n\"2\",0,1,0.25\n", "t.csv");
   EXPECT_DOUBLE_EQ(r.delay_s[0][1], 0.25);
+  // An extra column with a comma inside its quotes is one field.
+  const ArrivalTrace c = parse_arrival_trace("iteration,rank,arrival_s,where\n0,0,0,\"n1,gpu0\"\n0,1,0.5,\"n1,gpu1\"\n", "t.csv");
+  EXPECT_DOUBLE_EQ(c.delay_s[0][1], 0.5);
   // Global rank ids (this group's members are ranks 3 and 19 of the job) are not 0..k-1.
   expect_config_error([] { parse_arrival_trace("iteration,rank,arrival_s\n0,3,0\n0,19,1\n1,3,0\n1,19,1\n", "t.csv"); },
                       {"only 4 arrivals", "only 2 distinct ranks (3, 19)", "number the ranks 0..k-1"});

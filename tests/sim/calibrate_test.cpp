@@ -702,6 +702,16 @@ TEST(RunCalibration, LogHeaderNamesTheAlgorithmAndProtocol) {
   const CalibrationReport pc = run_calibration(per_collective, CalibrationOptions{});
   ASSERT_FALSE(pc.points.empty());
   EXPECT_EQ(pc.points.front().protocol, Protocol::LL);
+  // The first entry without a function applies to every function not listed later; an
+  // exclusion that leaves one protocol names it; a quoted value (a shell command line) is read.
+  for (const auto& [header, protocol] : {std::pair{"# NCCL_PROTO=Simple;allreduce:LL\n", Protocol::Simple},
+                                         std::pair{"# NCCL_PROTO=^LL,LL128\n", Protocol::Simple},
+                                         std::pair{"# NCCL_PROTO=\"allreduce:Simple;allgather:LL128\"\n", Protocol::LL128}}) {
+    const std::vector<std::filesystem::path> one{with_header("one.txt", header)};
+    const CalibrationReport r = run_calibration(one, CalibrationOptions{});
+    ASSERT_FALSE(r.points.empty());
+    EXPECT_EQ(r.points.front().protocol, protocol) << header;
+  }
 }
 
 // A log that names its protocol, fitted alone: every row belongs to that protocol's regime, so

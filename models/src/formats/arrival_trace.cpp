@@ -33,7 +33,8 @@ struct Row {
 };
 
 // A field in double quotes is the text inside them: pandas (QUOTE_ALL) and R's write.csv quote
-// the header, R its row names too. Commas inside quotes do not occur in this format's fields.
+// the header, R its row names too, and an extra column may hold commas inside its quotes
+// ("n1,gpu0"). An escaped quote ("") stays as two: no field this format reads holds one.
 std::string_view unquoted(std::string_view field) {
   if (field.size() >= 2 && field.front() == '"' && field.back() == '"') return trim(field.substr(1, field.size() - 2));
   return field;
@@ -41,12 +42,16 @@ std::string_view unquoted(std::string_view field) {
 
 std::vector<std::string_view> split_commas(std::string_view line) {
   std::vector<std::string_view> fields;
-  while (true) {
-    const auto comma = line.find(',');
-    fields.push_back(unquoted(trim(line.substr(0, comma))));
-    if (comma == std::string_view::npos) return fields;
-    line.remove_prefix(comma + 1);
+  std::size_t start = 0;
+  bool quoted = false;
+  for (std::size_t i = 0; i <= line.size(); ++i) {
+    if (i < line.size() && line[i] == '"') quoted = !quoted;
+    if (i == line.size() || (line[i] == ',' && !quoted)) {
+      fields.push_back(unquoted(trim(line.substr(start, i - start))));
+      start = i + 1;
+    }
   }
+  return fields;
 }
 
 std::uint64_t parse_label(std::string_view field, std::string_view column, const std::string& where) {

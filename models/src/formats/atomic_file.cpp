@@ -14,6 +14,28 @@
 
 namespace collsim {
 
+std::filesystem::path writable_destination(const std::filesystem::path& target) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  check_not_an_input(target);
+  // The rename of write_file_atomically replaces whatever the name is: a device (/dev/full as
+  // root became a regular file), a pipe, or a link (which became a file, its target untouched).
+  // Write through a link to a regular file; refuse anything else that is not a regular file.
+  const fs::file_status status = fs::symlink_status(target, ec);
+  if (fs::is_symlink(status)) {
+    const fs::path destination = fs::canonical(target, ec);
+    if (ec || !fs::is_regular_file(destination, ec)) {
+      throw ConfigError(fmt::format("cannot write '{}': it is a link, and not to a regular file", target.string()));
+    }
+    return destination;
+  }
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    throw ConfigError(
+        fmt::format("cannot write '{}': it exists and is not a regular file (a device or a pipe?)", target.string()));
+  }
+  return target;
+}
+
 void write_file_atomically(const std::string& path, std::string_view content) {
   namespace fs = std::filesystem;
   const fs::path target(path);
@@ -24,20 +46,7 @@ void write_file_atomically(const std::string& path, std::string_view content) {
   if (target.has_parent_path() && !fs::is_directory(target.parent_path(), ec)) {
     throw ConfigError(fmt::format("cannot write '{}': directory '{}' does not exist", path, target.parent_path().string()));
   }
-  check_not_an_input(target);
-  // The rename below replaces whatever the name is: a device (/dev/full as root became a regular
-  // file), a pipe, or a link (which became a file, its target untouched). Write through a link
-  // to a regular file; refuse anything else that is not a regular file.
-  fs::path destination = target;
-  const fs::file_status status = fs::symlink_status(target, ec);
-  if (fs::is_symlink(status)) {
-    destination = fs::canonical(target, ec);
-    if (ec || !fs::is_regular_file(destination, ec)) {
-      throw ConfigError(fmt::format("cannot write '{}': it is a link, and not to a regular file", path));
-    }
-  } else if (fs::exists(status) && !fs::is_regular_file(status)) {
-    throw ConfigError(fmt::format("cannot write '{}': it exists and is not a regular file (a device or a pipe?)", path));
-  }
+  const fs::path destination = writable_destination(target);
   // The pid keeps concurrent writers (e.g. several MPI ranks) from sharing a temporary file.
   const std::string tmp = fmt::format("{}.tmp.{}", destination.string(), static_cast<long>(::getpid()));
   std::FILE* f = std::fopen(tmp.c_str(), "wb");

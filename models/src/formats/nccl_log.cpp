@@ -382,7 +382,14 @@ class Parser {
       if (rest.empty() || rest.front() != '=') return;
       rest = trim(rest.substr(1));
     }
-    const std::size_t end = rest.find_first_of(" \t\"'");
+    // A quoted value is the text inside the quotes: the per-collective form holds ';' and is
+    // always quoted in a shell (NCCL_ALGO="allreduce:tree;allgather:ring"); it read as empty.
+    std::size_t end = rest.find_first_of(" \t\"'");
+    if (!rest.empty() && (rest.front() == '"' || rest.front() == '\'')) {
+      const std::size_t close = rest.find(rest.front(), 1);
+      rest = rest.substr(1, close == std::string_view::npos ? std::string_view::npos : close - 1);
+      end = std::string_view::npos;
+    }
     std::string found(rest.substr(0, end));
     if (found.empty()) return;
     if (!value.empty() && value != found) {

@@ -51,6 +51,16 @@ void check_not_an_input(const std::filesystem::path& path) {
   }
 }
 
+void allow_rewrite_of(const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::filesystem::path target = std::filesystem::absolute(path, ec).lexically_normal();
+  const std::lock_guard lock(inputs_mutex);
+  std::erase_if(inputs, [&](const std::filesystem::path& input) {
+    std::error_code e;
+    return input == target || std::filesystem::equivalent(input, target, e);
+  });
+}
+
 std::string read_text_file(const std::filesystem::path& path, std::string_view what, std::uint64_t max_bytes) {
   const std::string name = what.empty() ? fmt::format("'{}'", path.string()) : fmt::format("{} '{}'", what, path.string());
   std::error_code ec;

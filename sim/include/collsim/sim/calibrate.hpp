@@ -62,9 +62,10 @@ struct CalibrationOptions {
   std::optional<Collective> collective;  ///< override for every nccl-tests log
   std::optional<std::uint32_t> nranks;   ///< override for every nccl-tests log
   /// Called once per (algorithm, n) the fit will build schedules for, before any is built, with
-  /// the file:line of the first measurement needing it; throws to refuse (the CLI refuses what
+  /// the topology's node size and the file:line of the first measurement needing it; throws to refuse (the CLI refuses what
   /// would not fit in memory: --nranks 100000 was killed by the kernel). Empty = no check.
-  std::function<void(const std::string& algorithm, std::uint32_t n, const std::string& where)> check_schedule_size;
+  std::function<void(const std::string& algorithm, std::uint32_t n, std::uint32_t gpus_per_node, const std::string& where)>
+      check_schedule_size;
   std::string command;                ///< recorded in the model's provenance (the CLI passes its argv)
   std::string name;                   ///< model name; default: stem of out_model, else "calibrated"
   std::filesystem::path out_model;    ///< model YAML to write; empty = none

@@ -81,7 +81,8 @@ struct NcclLogOptions {
 /// all_reduce, (n-1)/n for reduce_scatter and all_gather).
 ///
 /// A line "looks like a data row" when its first two tokens (after a launcher prefix) are numbers,
-/// or it has one token, an unsigned integer; such a line must have the table's columns (where the
+/// or it has one token, an unsigned integer, or (under a header) it starts with an unsigned
+/// integer and has as many tokens as the header's rows; such a line must have the table's columns (where the
 /// header line puts them, opt-in columns skipped; without a header size count type [redop [root]]
 /// then time algbw busbw #wrong twice) with numbers where numbers belong, positive times and
 /// algbw consistent with size/time. A nonzero #wrong is warned about; old builds' "error" column

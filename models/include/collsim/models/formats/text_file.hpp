@@ -34,5 +34,8 @@ std::vector<std::filesystem::path> input_files_read();
 void forget_input_files();
 /// Throws ConfigError naming `path` when it is (or links to) a file this command read.
 void check_not_an_input(const std::filesystem::path& path);
+/// Takes `path` off the list: the command rewrites that input on purpose (`collsim run` on a
+/// study's own config.resolved.yaml writes its re-resolution back, the documented rerun).
+void allow_rewrite_of(const std::filesystem::path& path);
 
 }  // namespace collsim
