@@ -24,14 +24,10 @@ ArrivalTraceOptions trace_options_from_flags(const ArgParser& parser, std::strin
   ArrivalTraceOptions options;
   options.communicator = parser.get_optional("communicator");
   options.skip_incomplete = parser.flag_set("skip-incomplete");
-  if (options.communicator && options.communicator->empty()) {
-    throw ConfigError(fmt::format("{}: --communicator needs a communicator id (header.id, e.g. 0x7f8c496ae9f661)", command));
-  }
-  if (!file_option.empty()) {
-    for (std::string_view o : {"communicator", "skip-incomplete"}) {
-      const bool given = o == "communicator" ? options.communicator.has_value() : options.skip_incomplete;
-      if (given) throw ConfigError(fmt::format("{}: --{} needs --{} FILE", command, o, file_option));
-    }
+  // (An empty --communicator never gets here: ArgParser refuses empty values.)
+  const char* given = options.communicator ? "communicator" : options.skip_incomplete ? "skip-incomplete" : nullptr;
+  if (!file_option.empty() && given) {
+    throw ConfigError(fmt::format("{}: --{} needs --{} FILE", command, given, file_option));
   }
   return options;
 }

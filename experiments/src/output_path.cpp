@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/text_file.hpp"
 #include "collsim/models/quote.hpp"
 
 namespace collsim {
@@ -31,10 +32,7 @@ void check_output_file(const fs::path& path, std::string_view command, std::stri
 
 void check_not_same_file(const fs::path& path, std::string_view command, std::string_view option,
                          const fs::path& other, std::string_view other_what) {
-  std::error_code ec;
-  const bool same = fs::absolute(path, ec).lexically_normal() == fs::absolute(other, ec).lexically_normal() ||
-                    fs::equivalent(path, other, ec);
-  if (!same) return;
+  if (!same_file(path, other)) return;
   throw ConfigError(fmt::format("{}: {} '{}' is {} '{}': writing it would replace that file; give another name", command,
                                 option, quote_excerpt(path.string(), 200), other_what, quote_excerpt(other.string(), 200)));
 }

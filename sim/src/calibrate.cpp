@@ -68,27 +68,30 @@ bool same_ignoring_case(std::string_view a, std::string_view b) {
          });
 }
 
-// The table row NCCL_ALGO names (AlgorithmInfo::nccl_name).
-const AlgorithmInfo& row_named_by_nccl(const NcclLog& log) {
+// The table row that `name`, the log's one NCCL_ALGO value (single_setting), names
+// (AlgorithmInfo::nccl_name).
+const AlgorithmInfo& row_named_by_nccl(const NcclLog& log, std::string_view name) {
   std::vector<std::string_view> known;
   for (const AlgorithmInfo& info : all_algorithms()) {
     if (info.nccl_name.empty()) continue;
-    if (same_ignoring_case(info.nccl_name, log.nccl_algo)) return info;
+    if (same_ignoring_case(info.nccl_name, name)) return info;
     known.push_back(info.nccl_name);
   }
   throw ConfigError(fmt::format("{}:{}: NCCL_ALGO = '{}' is not an algorithm collsim models ({}); explain the log "
                                 "with --algo and remove the setting from its header",
-                                log.source, log.nccl_algo_line, quote_excerpt(log.nccl_algo), fmt::join(known, ", ")));
+                                log.source, log.nccl_algo_line, quote_excerpt(name), fmt::join(known, ", ")));
 }
 
-// The protocol NCCL_PROTO names (one value: single_setting).
-Protocol protocol_named_by_nccl(const NcclLog& log) {
-  for (const Protocol p : {Protocol::LL, Protocol::LL128, Protocol::Simple}) {
-    if (same_ignoring_case(protocol_name(p), log.nccl_proto)) return p;
+constexpr Protocol kProtocols[] = {Protocol::LL, Protocol::LL128, Protocol::Simple};
+
+// The protocol that `name`, the log's one NCCL_PROTO value (single_setting), names.
+Protocol protocol_named_by_nccl(const NcclLog& log, std::string_view name) {
+  for (const Protocol p : kProtocols) {
+    if (same_ignoring_case(protocol_name(p), name)) return p;
   }
   throw ConfigError(fmt::format("{}:{}: NCCL_PROTO = '{}' is not one protocol (LL, LL128 or Simple); remove it from "
                                 "the header to let the fit pick the protocol by size",
-                                log.source, log.nccl_proto_line, quote_excerpt(log.nccl_proto)));
+                                log.source, log.nccl_proto_line, quote_excerpt(name)));
 }
 
 // What an NCCL_ALGO / NCCL_PROTO setting names for `collective`: one value, or nullopt when it
@@ -159,9 +162,7 @@ void load_nccl_log(const std::filesystem::path& path, const std::string& text, c
   };
   if (!log.nccl_algo.empty() && log.collective != Collective::SendRecv) {
     if (const auto one = single_setting(log.nccl_algo, log.collective)) {
-      NcclLog single = log;
-      single.nccl_algo = *one;
-      algorithm = std::string(row_named_by_nccl(single).name);
+      algorithm = std::string(row_named_by_nccl(log, *one).name);
       input.how += fmt::format(", explained by {} (NCCL_ALGO = {}, line {})", algorithm, log.nccl_algo, log.nccl_algo_line);
     } else {
       names_a_set("NCCL_ALGO", log.nccl_algo, log.nccl_algo_line, fmt::format("rows explained by --algo {}", algorithm));
@@ -169,11 +170,10 @@ void load_nccl_log(const std::filesystem::path& path, const std::string& text, c
   }
   std::optional<Protocol> protocol;
   if (!log.nccl_proto.empty()) {
-    static constexpr std::string_view kProtocols[] = {"LL", "LL128", "Simple"};
-    if (const auto one = single_setting(log.nccl_proto, log.collective, kProtocols)) {
-      NcclLog single = log;
-      single.nccl_proto = *one;
-      protocol = protocol_named_by_nccl(single);
+    std::vector<std::string_view> protocols;
+    for (const Protocol p : kProtocols) protocols.push_back(protocol_name(p));
+    if (const auto one = single_setting(log.nccl_proto, log.collective, protocols)) {
+      protocol = protocol_named_by_nccl(log, *one);
       input.how += fmt::format(", protocol {} (NCCL_PROTO, line {})", protocol_name(*protocol), log.nccl_proto_line);
     } else {
       names_a_set("NCCL_PROTO", log.nccl_proto, log.nccl_proto_line, "the fit picks the protocol by size");
@@ -743,15 +743,15 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
     }
     return error_stats(errors);
   };
+  // Rows that name their protocol (NCCL_PROTO) are the protocols' own evidence, and NCCL's
+  // choice for them needs their regime: the regimes they fill are fitted as they are.
+  const bool protocols_named =
+      std::any_of(report.points.begin(), report.points.end(), [](const auto& p) { return p.fitted && p.protocol; });
   const auto fit_regimes = [&] {
     report.regime_fit.reset();
     report.regimes = per_class ? regimes : 1;
     regime_choice.clear();
     if (per_class || regimes < 2) return;
-    // Rows that name their protocol (NCCL_PROTO) are the protocols' own evidence, and NCCL's
-    // choice for them needs their regime: the regimes they fill are fitted as they are.
-    const bool protocols_named = std::any_of(report.points.begin(), report.points.end(),
-                                             [](const auto& p) { return p.fitted && p.protocol; });
     if (options.regimes != 0 || protocols_named) {
       report.regime_fit = fit_link_model(rows, {regimes, options.fit_gamma, options.fit_launch});
       report.regimes = regimes;

@@ -409,11 +409,10 @@ ArrivalTrace assemble(std::vector<Row> rows, std::uint32_t group_size, double un
       for (const Row* r : slots) {
         if (r && (first_line == 0 || r->line < first_line)) first_line = r->line;
       }
+      const std::string sparse = ranks_seen(rows, group_size);
       throw ConfigError(fmt::format("{}:{}: iteration {} has no row for rank {} (the group has ranks 0..{}){}", source,
                                     first_line, iteration, missing - slots.begin(), group_size - 1,
-                                    ranks_seen(rows, group_size).empty()
-                                        ? "; --skip-incomplete drops iterations that lack a rank"
-                                        : ranks_seen(rows, group_size)));
+                                    sparse.empty() ? "; --skip-incomplete drops iterations that lack a rank" : sparse));
     }
     double earliest = slots.front()->time;
     for (const Row* r : slots) earliest = std::min(earliest, r->time);

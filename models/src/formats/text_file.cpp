@@ -39,11 +39,15 @@ void forget_input_files() {
   inputs.clear();
 }
 
-void check_not_an_input(const std::filesystem::path& path) {
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
   std::error_code ec;
-  const std::filesystem::path target = std::filesystem::absolute(path, ec).lexically_normal();
+  return std::filesystem::absolute(a, ec).lexically_normal() == std::filesystem::absolute(b, ec).lexically_normal() ||
+         std::filesystem::equivalent(a, b, ec);
+}
+
+void check_not_an_input(const std::filesystem::path& path) {
   for (const std::filesystem::path& input : input_files_read()) {
-    if (target == input || std::filesystem::equivalent(target, input, ec)) {
+    if (same_file(path, input)) {
       throw ConfigError(fmt::format("cannot write '{}': it is an input this command read ('{}'), and writing would "
                                     "replace it; give another name",
                                     quote_excerpt(path.string(), 200), quote_excerpt(input.string(), 200)));
@@ -52,13 +56,8 @@ void check_not_an_input(const std::filesystem::path& path) {
 }
 
 void allow_rewrite_of(const std::filesystem::path& path) {
-  std::error_code ec;
-  const std::filesystem::path target = std::filesystem::absolute(path, ec).lexically_normal();
   const std::lock_guard lock(inputs_mutex);
-  std::erase_if(inputs, [&](const std::filesystem::path& input) {
-    std::error_code e;
-    return input == target || std::filesystem::equivalent(input, target, e);
-  });
+  std::erase_if(inputs, [&](const std::filesystem::path& input) { return same_file(input, path); });
 }
 
 std::string read_text_file(const std::filesystem::path& path, std::string_view what, std::uint64_t max_bytes) {

@@ -32,6 +32,9 @@ std::string read_text_file(const std::filesystem::path& path, std::string_view w
 std::vector<std::filesystem::path> input_files_read();
 /// Starts a new command's list (the CLI calls it before each command).
 void forget_input_files();
+/// Whether the two names are one file: the same normalized absolute path, or one file reached by
+/// two names (a link, a hard link).
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 /// Throws ConfigError naming `path` when it is (or links to) a file this command read.
 void check_not_an_input(const std::filesystem::path& path);
 /// Takes `path` off the list: the command rewrites that input on purpose (`collsim run` on a
