@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <ostream>
+#include <unordered_set>
 
 #include "collsim/algorithms/reference_executor.hpp"
 #include "collsim/algorithms/registry.hpp"
@@ -34,13 +35,23 @@ int verify_command(const Args& args, std::ostream& out) {
     std::size_t start = 0;
     while (start <= algo.size()) {
       const auto comma = algo.find(',', start);
-      names.push_back(algo.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-      find_algorithm(names.back());  // reject unknown names before running anything
+      std::string name = algo.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      find_algorithm(name);  // reject unknown names before running anything
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
   }
-  const auto ns = parse_uint_list(parser.get("n"), "--n");
+  auto ns = parse_uint_list(parser.get("n"), "--n");
+  // A value given twice ('-n 8,8', '2..8,4') is checked once: the report counts pairs, not words.
+  {
+    std::vector<unsigned long long> unique;
+    std::unordered_set<unsigned long long> seen;
+    for (const auto n : ns) {
+      if (seen.insert(n).second) unique.push_back(n);
+    }
+    ns = std::move(unique);
+  }
   for (const auto n : ns) {
     // As everywhere else: n < 2 is an error, not a skipped pair that leaves "0 passed" and exit 0.
     if (n < 2) throw ConfigError(fmt::format("verify: --n {} is not supported (an AllReduce needs n >= 2)", n));

@@ -197,6 +197,13 @@ TEST(Cli, VerifyReportsPassedAndFailed) {
   EXPECT_NE(r.out.find("4 passed, 0 failed"), std::string::npos) << r.out;
 }
 
+// A pair named twice is checked once: '-n 8,8' and 'ring,ring' are one pair, not two.
+TEST(Cli, VerifyChecksARepeatedPairOnce) {
+  const auto r = run({"verify", "--algo", "ring,ring", "--n", "4,8,8,2,4,3"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("4 passed, 0 failed"), std::string::npos) << r.out;
+}
+
 // Launch overheads: fused pays one per rank, p2p_rounds one per round (ring at n = 8: 14 rounds
 // on every rank's path); none by default; the closed form refuses them.
 TEST(Cli, ExecutionStylesChargeLaunches) {
