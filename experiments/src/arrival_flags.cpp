@@ -164,7 +164,7 @@ std::optional<ArrivalSpec> arrival_from_flags(const ArgParser& p, Rank n, std::s
       node = YAML::Load(text);
     } catch (const YAML::ParserException& e) {
       throw ConfigError(fmt::format("{}: --arrival{} is not valid YAML: {}", command,
-                                    is_file ? fmt::format(" '{}'", *given) : "", e.msg));
+                                    is_file ? fmt::format(" '{}'", *given) : "", yaml_parse_problem(e)));
     }
     check_expanded_size(node, fmt::format("{}: --arrival", command));
     spec = parse_arrival_yaml(node, "--arrival", n, base);

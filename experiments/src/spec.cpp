@@ -501,7 +501,7 @@ ExperimentSpec parse_spec(std::string_view yaml_text, std::string_view source, c
     });
   } catch (const YAML::ParserException& e) {
     throw ConfigError(fmt::format("{}: YAML syntax error at line {}, column {}: {}", source, e.mark.line + 1,
-                                  e.mark.column + 1, e.msg));
+                                  e.mark.column + 1, yaml_parse_problem(e)));
   }
   if (!root || root.IsNull()) throw ConfigError(fmt::format("{}: the spec is empty (expected name, algorithms, n, ...)", source));
   // Before any key is looked up: an unclosed quote swallows the keys after it, which were then

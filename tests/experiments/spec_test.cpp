@@ -404,6 +404,9 @@ TEST(SpecErrors, LinkThatCannotApplyNamesBothKeys) {
 TEST(SpecErrors, YamlSyntax) {
   expect_error("name: t\nalgorithms: [ring\nn: 4\n", {"test.yaml", "YAML syntax error", "line"});
   expect_error("", {"test.yaml", "empty"});
+  // yaml-cpp stops deep nesting with "bad file", which reads as an unreadable file.
+  const std::string deep = "name: t\nalgorithms: " + std::string(600, '[') + std::string(600, ']') + "\n";
+  expect_error(deep, {"test.yaml", "line 2", "nests too deeply"});
 }
 
 TEST(SpecErrors, NTooLargeForTheTopology) {

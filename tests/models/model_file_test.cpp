@@ -224,6 +224,7 @@ TEST(ModelFile, BadFilesNameKeyAndLine) {
   expect_contains(error_of(head + link + "fit: {median_abs_rel_error: lots}\n"),
                   "'fit.median_abs_rel_error' = 'lots' is not a finite number");
   expect_contains(error_of(head + "link: {latency_s: 3us, bandwidth_Bps: [1}\n"), "m.yaml:3: YAML syntax error");
+  expect_contains(error_of(head + "link: " + std::string(600, '[') + std::string(600, ']') + "\n"), "m.yaml:3: YAML syntax error: the document nests too deeply");
 }
 
 // A key given twice, a second document and a key that is not a name are refused by line: the

@@ -559,7 +559,7 @@ ModelFile parse_model_file(std::string_view yaml_text, std::string_view source) 
                          source, line);
     });
   } catch (const YAML::Exception& e) {
-    throw ConfigError(fmt::format("{}:{}: YAML syntax error: {}", source, e.mark.line + 1, e.msg));
+    throw ConfigError(fmt::format("{}:{}: YAML syntax error: {}", source, e.mark.line + 1, yaml_parse_problem(e)));
   }
   const Reader r(source);
   if (!root || root.IsNull()) throw ConfigError(fmt::format("{}:1: the model file is empty", source));

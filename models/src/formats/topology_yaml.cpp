@@ -314,7 +314,7 @@ Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_
                          file, line);
     });
   } catch (const YAML::ParserException& e) {
-    throw ConfigError(fmt::format("{}:{}: invalid YAML: {}", file, e.mark.line + 1, e.msg));
+    throw ConfigError(fmt::format("{}:{}: invalid YAML: {}", file, e.mark.line + 1, yaml_parse_problem(e)));
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("{}: cannot read: {}", file, e.what()));
   }

@@ -1,6 +1,7 @@
 #include "collsim/models/formats/yaml_reader.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 
 #include <algorithm>
 #include <set>
@@ -186,6 +187,13 @@ std::optional<YamlMultilineValue> multiline_in(const YAML::Node& node, const std
 std::optional<YamlMultilineValue> find_multiline_value(const YAML::Node& root, std::string_view text,
                                                        std::span<const std::string_view> free_text_keys) {
   return multiline_in(root, "", false, text, free_text_keys);
+}
+
+std::string yaml_parse_problem(const YAML::Exception& e) {
+  if (dynamic_cast<const YAML::DeepRecursion*>(&e) != nullptr) {
+    return "the document nests too deeply (the YAML reader stops at about 500 levels of brackets or indentation)";
+  }
+  return e.msg;
 }
 
 std::string yaml_join_keys(std::span<const std::string_view> keys) {

@@ -62,6 +62,11 @@ struct YamlMultilineValue {
 std::optional<YamlMultilineValue> find_multiline_value(const YAML::Node& root, std::string_view text,
                                                        std::span<const std::string_view> free_text_keys);
 
+/// What a yaml-cpp parse error says, in words a user can act on. yaml-cpp 0.7 reports nesting
+/// past its depth guard (about 500 levels of brackets or indentation) as "bad file", which reads
+/// as an unreadable file; every other message is passed on as it is.
+std::string yaml_parse_problem(const YAML::Exception& e);
+
 /// "a, b, c": the known-keys list shown in unknown-key messages.
 std::string yaml_join_keys(std::span<const std::string_view> keys);
 
