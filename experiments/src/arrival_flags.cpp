@@ -151,9 +151,17 @@ std::optional<ArrivalSpec> arrival_from_flags(const ArgParser& p, Rank n, std::s
     std::error_code ec;
     const bool is_file = !text.empty() && text.find_first_of("{\n") == std::string::npos &&
                          std::filesystem::is_regular_file(text, ec);
-    if (!is_file && (text.ends_with(".yaml") || text.ends_with(".yml")) && text.find('{') == std::string::npos) {
-      throw ConfigError(fmt::format("{}: --arrival '{}': no such file (give a YAML file or the model inline)", command,
-                                    quote_excerpt(text, 200)));
+    // Without '{' or ':' the text cannot be the map the model is, so it names a file: say what is
+    // wrong with it ("expected a map, got a scalar" hid a directory or a typo in the name).
+    const bool names_a_file = text.find_first_of("{:\n") == std::string::npos ||
+                              ((text.ends_with(".yaml") || text.ends_with(".yml")) && text.find('{') == std::string::npos);
+    if (!is_file && names_a_file) {
+      const bool exists = std::filesystem::exists(text, ec);
+      throw ConfigError(fmt::format("{}: --arrival '{}': {} (give a YAML file or the model inline)", command,
+                                    quote_excerpt(text, 200),
+                                    !exists                                    ? "no such file"
+                                    : std::filesystem::is_directory(text, ec) ? "is a directory"
+                                                                               : "is not a regular file"));
     }
     if (is_file) {
       base = std::filesystem::absolute(text, ec).parent_path();

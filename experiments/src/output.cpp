@@ -246,6 +246,14 @@ void check_study_output_files(const std::filesystem::path& dir, std::string_view
                                   : fs::is_character_file(status) || fs::is_block_file(status) ? "a device"
                                                                                                : "a special file"));
   }
+  // The journal is removed when the run completes: a spec (or a file it names) saved under that
+  // name was deleted by its own run.
+  try {
+    check_not_an_input(journal);
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("{}: {} '{}': {} (the run keeps its checkpoint journal there and removes it at the end)",
+                                  command, option, shown, e.what()));
+  }
 }
 
 void remove_stale_temporaries(const std::filesystem::path& dir) {

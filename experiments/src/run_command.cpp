@@ -32,6 +32,11 @@
 namespace collsim {
 namespace {
 
+// Where a plot script's output goes when it fails.
+std::filesystem::path plot_log_path(const std::filesystem::path& dir, const std::string& script) {
+  return dir / (std::filesystem::path(script).stem().string() + ".plot.log");
+}
+
 // Estimates are rough: print them with a unit a person reads at a glance.
 std::string rough_duration(double s) { return s >= 3600 ? fmt::format("{:.1f} h", s / 3600) : format_duration(s); }
 
@@ -139,6 +144,17 @@ int run_command(const Args& args, std::ostream& out) {
     if (root && !parser.flag_set("dry-run")) {
       prepare_output_dir(dir, "run", "--out");
       check_study_output_files(dir, "run", "--out");
+      // A failing plot script's log is written after the run: one named like an input (a trace
+      // saved as p.plot.log) was emptied by it.
+      for (const auto& script : spec.plots) {
+        const std::filesystem::path log = plot_log_path(dir, script);
+        try {
+          check_not_an_input(log);
+        } catch (const ConfigError& e) {
+          throw ConfigError(fmt::format("run: --out '{}': {} (plot script {} writes its error log there)", dir.string(),
+                                        e.what(), script));
+        }
+      }
     }
   });
   if (!setup_ok) return kExitBadInput;
@@ -236,7 +252,7 @@ int run_command(const Args& args, std::ostream& out) {
     PlotOutput output;
     output.quiet = quiet;
     output.timeout_s = plot_timeout_s;
-    output.error_log = (dir / (std::filesystem::path(script).stem().string() + ".plot.log")).string();
+    output.error_log = plot_log_path(dir, script).string();
     const int rc = run_plot_script_logged(script, std::span(&dir_arg, 1), output, error);
     if (rc != 0) {
       // The results are complete and kept; only the figure is missing (README, "Exit codes").

@@ -82,6 +82,13 @@ TEST(ArrivalsCli, ArrivalTakesTheFittedFile) {
   const auto missing = run({"simulate", "-a", "ring", "-n", "4", "--arrival", (dir.path() / "none.yaml").string()});
   EXPECT_EQ(missing.code, 2);
   test::expect_contains(missing.err, "no such file");
+  // A directory or a name without an extension is a path too, not "a scalar where a map belongs".
+  const auto directory = run({"simulate", "-a", "ring", "-n", "4", "--arrival", dir.path().string()});
+  EXPECT_EQ(directory.code, 2);
+  test::expect_contains(directory.err, "is a directory");
+  const auto typo = run({"simulate", "-a", "ring", "-n", "4", "--arrival", (dir.path() / "fit.yam").string()});
+  EXPECT_EQ(typo.code, 2);
+  test::expect_contains(typo.err, "no such file");
 }
 
 TEST(ArrivalsCli, SummaryOfTheHandMadeTrace) {

@@ -784,6 +784,31 @@ TEST(CliHardening, RerunFromTheResolvedConfigAndPipesRefusedUpFront) {
   EXPECT_FALSE(fs::exists(piped + "/results.csv"));
 }
 
+// What a run writes or removes at the end (the checkpoint journal it clears, a failing plot
+// script's log) is checked against its inputs before it starts: a spec saved as
+// checkpoint.journal was deleted by its own run, a trace saved as p.plot.log emptied.
+TEST(CliHardening, RunKeepsInputsNamedLikeItsJournalOrPlotLog) {
+  const test::TempDir dir;
+  const std::string out = (dir.path() / "out").string();
+  fs::create_directories(out);
+  const std::string spec_text = "name: t\nalgorithms: [ring]\nn: [4]\nsizes: [1MiB]\n";
+  std::ofstream(out + "/checkpoint.journal") << spec_text;
+  const auto journal = run({"run", out + "/checkpoint.journal", "--out", out, "--quiet", "--no-plot"});
+  EXPECT_EQ(journal.code, 2);
+  test::expect_contains(journal.err, "checkpoint journal");
+  EXPECT_TRUE(fs::exists(out + "/checkpoint.journal"));
+  EXPECT_FALSE(fs::exists(out + "/results.csv"));
+  const std::string trace = "iteration,rank,arrival_s\n0,0,0\n0,1,0.001\n0,2,0\n0,3,0\n";
+  std::ofstream(out + "/p.plot.log") << trace;
+  std::ofstream(out + "/p.py") << "import sys\nsys.exit(1)\n";
+  std::ofstream(out + "/spec.yaml") << spec_text << "arrival: [{model: trace, file: p.plot.log}]\nplot: p.py\n";
+  const auto log = run({"run", out + "/spec.yaml", "--out", out, "--quiet"});
+  EXPECT_EQ(log.code, 2);
+  test::expect_contains(log.err, "writes its error log there");
+  std::ifstream in(out + "/p.plot.log");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), trace);
+}
+
 // Calibrate and verify refuse what would not fit in memory before building it (--nranks 100000
 // was killed by the kernel; verify -n 100000 or --elements 10^9 ran out of memory), and verify
 // with nothing supported is an error, not "0 passed, 0 failed" and exit 0.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <numbers>
 #include <string>
@@ -298,6 +299,18 @@ TEST(DelayCsv, BadFilesNameFileLineAndValue) {
   expect_config_error([] { read_delay_samples_csv(kDelays + "negative.csv", "delay"); }, {"negative.csv:1", "no header"});
   expect_config_error([] { DelayDistribution::empirical_csv(kDelays + "empty.csv", {}, std::nullopt, "arrival.delay"); },
                       {"arrival.delay", "empty.csv"});
+}
+
+// A spreadsheet's byte order mark is not part of the first column's name ("no column named
+// 'delay_ms' in the header 'delay_ms'"), and a column named twice is refused, not a guess.
+TEST(DelayCsv, ByteOrderMarkAndARepeatedColumn) {
+  const test::TempDir dir;
+  const auto bom = dir.path() / "bom.csv";
+  std::ofstream(bom) << "\xEF\xBB\xBF" "delay_ms\n1\n2\n";
+  EXPECT_EQ(read_delay_samples_csv(bom, "delay_ms"), (std::vector<double>{1e-3, 2e-3}));
+  const auto twice = dir.path() / "twice.csv";
+  std::ofstream(twice) << "delay_ms,delay_ms\n1,2\n";
+  expect_config_error([&] { read_delay_samples_csv(twice, "delay_ms"); }, {"twice.csv:1", "two columns named 'delay_ms'"});
 }
 
 }  // namespace

@@ -86,7 +86,11 @@ double parse_sample(std::string_view field, double bare_unit_s, const std::strin
 
 std::vector<double> read_delay_samples_csv(const std::filesystem::path& file, std::string_view column,
                                            std::optional<double> unit_s) {
-  std::istringstream in(read_text_file(file, "delay samples file", kDataFileMaxBytes));
+  std::string contents = read_text_file(file, "delay samples file", kDataFileMaxBytes);
+  // A UTF-8 byte order mark (a spreadsheet's export) is not part of the first column's name.
+  constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+  if (std::string_view(contents).starts_with(kByteOrderMark)) contents.erase(0, kByteOrderMark.size());
+  std::istringstream in(std::move(contents));
 
   std::vector<double> samples;
   std::optional<std::size_t> column_index;  // fixed by the header, or by the first data line
@@ -113,10 +117,16 @@ std::vector<double> read_delay_samples_csv(const std::filesystem::path& file, st
           column_index = 0;
         } else {
           for (std::size_t i = 0; i < fields.size(); ++i) {
-            if (fields[i] == column) column_index = i;
+            if (fields[i] != column) continue;
+            // Two columns of one name: which one holds the delays is a guess either way.
+            if (column_index) {
+              throw ConfigError(fmt::format("{}: the header '{}' has two columns named '{}' (columns {} and {})", where,
+                                            quote_excerpt(text), column, *column_index + 1, i + 1));
+            }
+            column_index = i;
           }
           if (!column_index) {
-            throw ConfigError(fmt::format("{}: no column named '{}' in the header '{}'", where, column, text));
+            throw ConfigError(fmt::format("{}: no column named '{}' in the header '{}'", where, column, quote_excerpt(text)));
           }
         }
         if (!unit_s) bare_unit_s = unit_from_header(fields[*column_index]).value_or(1.0);
