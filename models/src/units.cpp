@@ -119,11 +119,12 @@ double parse_size_bytes(std::string_view text, std::string_view what, BareNumber
 }
 
 double parse_bandwidth_Bps(std::string_view text, std::string_view what, BareNumber bare) {
-  static constexpr std::array<Suffix, 9> kTable{{{"Bps", 1.0},
+  static constexpr std::array<Suffix, 10> kTable{{{"Bps", 1.0},
                                                  {"KBps", 1e3},
                                                  {"MBps", 1e6},
                                                  {"GBps", 1e9},
                                                  {"TBps", 1e12},
+                                                 {"PBps", 1e15},  // the upper limit, in the unit its message names
                                                  {"GiBps", 1024.0 * 1024 * 1024},
                                                  {"MiBps", 1024.0 * 1024},
                                                  {"Gbps", 1e9 / 8},

@@ -94,6 +94,9 @@ TEST(Units, UnitsRequiredWholeBytesAndSaneRange) {
   EXPECT_NE(message([] { parse_size_bytes("2TiB", "--size"); }).find("larger than 1 TiB"), std::string::npos);
   EXPECT_NE(message([] { parse_bandwidth_Bps("1Bps"); }).find("1 KBps to 1 PBps"), std::string::npos);
   EXPECT_NE(message([] { parse_bandwidth_Bps("2000TBps"); }).find("1 KBps to 1 PBps"), std::string::npos);
+  // The limit is given in a unit the parser takes.
+  EXPECT_EQ(parse_bandwidth_Bps("1PBps"), 1e15);
+  EXPECT_NE(message([] { parse_bandwidth_Bps("1.5PBps"); }).find("1 KBps to 1 PBps"), std::string::npos);
   EXPECT_DOUBLE_EQ(parse_duration_s("60min"), 3600.0);
   EXPECT_DOUBLE_EQ(parse_size_bytes("1TiB"), kMaxSize_bytes);
 }
