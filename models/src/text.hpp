@@ -13,4 +13,14 @@ inline std::string_view trim(std::string_view s) {
   return s;
 }
 
+/// A UTF-8 byte order mark, which spreadsheets and some editors write before the first line: it
+/// is not part of the first column's name, key or record.
+inline constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+
+/// s without a leading byte order mark (a view into s).
+inline std::string_view without_byte_order_mark(std::string_view s) {
+  if (s.starts_with(kByteOrderMark)) s.remove_prefix(kByteOrderMark.size());
+  return s;
+}
+
 }  // namespace collsim::text

@@ -496,8 +496,7 @@ ArrivalTrace parse_arrival_trace(std::string_view text, std::string_view source,
                                  const ArrivalTraceOptions& options) {
   // A UTF-8 byte order mark (spreadsheets write one before "iteration,...") is not part of the
   // first column's name, nor of a JSON record.
-  constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
-  if (text.starts_with(kByteOrderMark)) text.remove_prefix(kByteOrderMark.size());
+  text = collsim::text::without_byte_order_mark(text);
   if (trim(text).empty()) throw ConfigError(fmt::format("arrival trace '{}' is empty", source));
   if (looks_like_json(text)) {
     std::vector<std::string> warnings;

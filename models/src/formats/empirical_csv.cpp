@@ -86,11 +86,8 @@ double parse_sample(std::string_view field, double bare_unit_s, const std::strin
 
 std::vector<double> read_delay_samples_csv(const std::filesystem::path& file, std::string_view column,
                                            std::optional<double> unit_s) {
-  std::string contents = read_text_file(file, "delay samples file", kDataFileMaxBytes);
-  // A UTF-8 byte order mark (a spreadsheet's export) is not part of the first column's name.
-  constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
-  if (std::string_view(contents).starts_with(kByteOrderMark)) contents.erase(0, kByteOrderMark.size());
-  std::istringstream in(std::move(contents));
+  const std::string contents = read_text_file(file, "delay samples file", kDataFileMaxBytes);
+  std::istringstream in{std::string(text::without_byte_order_mark(contents))};
 
   std::vector<double> samples;
   std::optional<std::size_t> column_index;  // fixed by the header, or by the first data line

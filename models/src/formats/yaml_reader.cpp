@@ -9,6 +9,7 @@
 
 #include "collsim/models/error.hpp"
 #include "collsim/models/quote.hpp"
+#include "text.hpp"
 
 namespace collsim {
 
@@ -78,10 +79,9 @@ struct ScalarSource {
 };
 
 std::optional<ScalarSource> scalar_source(std::string_view text, const YAML::Node& node) {
-  constexpr std::string_view kBom = "\xEF\xBB\xBF";
   const int mark = node.Mark().pos;
   if (mark < 0) return std::nullopt;
-  std::size_t i = static_cast<std::size_t>(mark) + (text.starts_with(kBom) ? kBom.size() : 0);
+  std::size_t i = static_cast<std::size_t>(mark) + (text.size() - text::without_byte_order_mark(text).size());
   const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
   while (i < text.size() && (text[i] == '&' || text[i] == '!')) {  // an anchor or tag before the value
     while (i < text.size() && !blank(text[i])) ++i;
