@@ -58,7 +58,8 @@ int plot_fit(const CalibrationReport& report, std::ostream& out) {
 }
 
 // The same file twice would count its measurements twice in the fit: refuse it rather than
-// guess which copy was meant.
+// guess which copy was meant. Paths are compared resolved (symlinks, ../) and as files (device
+// and inode), since a hard link resolves to a different path.
 void reject_duplicate_inputs(const std::vector<std::filesystem::path>& files) {
   std::vector<std::filesystem::path> seen;
   for (const auto& f : files) {
@@ -66,7 +67,9 @@ void reject_duplicate_inputs(const std::vector<std::filesystem::path>& files) {
     std::filesystem::path key = std::filesystem::weakly_canonical(f, ec);
     if (ec) key = std::filesystem::absolute(f).lexically_normal();
     for (std::size_t i = 0; i < seen.size(); ++i) {
-      if (seen[i] == key) {
+      std::error_code same_ec;
+      const bool same_file = std::filesystem::equivalent(f, files[i], same_ec) && !same_ec;
+      if (seen[i] == key || same_file) {
         throw ConfigError(fmt::format("calibrate: input '{}' is given twice (also as '{}'); each file counts once",
                                       quote_excerpt(f.string(), 200), quote_excerpt(files[i].string(), 200)));
       }

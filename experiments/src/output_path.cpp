@@ -28,6 +28,16 @@ void check_output_file(const fs::path& path, std::string_view command, std::stri
     throw ConfigError(fmt::format("{}: {} '{}': cannot write in '{}': {}", command, option, shown,
                                   quote_excerpt(parent.string(), 200), std::strerror(errno)));
   }
+  // What writable_destination refuses at write time (after a summary was printed or a fit run),
+  // refused here with the option's name: a device (/dev/null), a pipe, a link to either.
+  const fs::file_status status = fs::symlink_status(path, ec);
+  if (fs::is_symlink(status) && !fs::is_regular_file(path, ec)) {
+    throw ConfigError(fmt::format("{}: {} '{}' is a link, and not to a regular file (give a file name)", command, option, shown));
+  }
+  if (!fs::is_symlink(status) && fs::exists(status) && !fs::is_regular_file(status)) {
+    throw ConfigError(fmt::format("{}: {} '{}' exists and is not a regular file (a device or a pipe?); give a file name",
+                                  command, option, shown));
+  }
 }
 
 void check_not_same_file(const fs::path& path, std::string_view command, std::string_view option,

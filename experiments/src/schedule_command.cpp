@@ -89,7 +89,7 @@ int schedule_command(const Args& args, std::ostream& out) {
       .option("pipeline-chunks", "", "K",
               "pipelined algorithms (trees, nvls): pipeline depth in chunks (0 = the algorithm's default)", "0")
       .option("late-ranks", "", "K", "stragglar_online: ranks expected late (1..n-1)", "1")
-      .option("gpus-per-node", "", "G", "hierarchical algorithms: GPUs per node (n must be a multiple)", "0")
+      .option("gpus-per-node", "", "G", "hierarchical algorithms: GPUs per node (n must be a multiple)")
       .option("format", "", "text|json|stats", "output format", "text")
       .option("max-schedule-memory", "", "SIZE", "refuse an -n whose schedule is estimated to need more memory (at most this machine's memory)",
               format_size(kDefaultScheduleMemoryLimit_bytes));
@@ -102,7 +102,11 @@ int schedule_command(const Args& args, std::ostream& out) {
   if (auto s = parser.get_optional("straggler")) options.straggler = parse_u32(*s, "--straggler");
   options.pipeline_chunks = parse_u32(parser.get("pipeline-chunks"), "--pipeline-chunks");
   options.late_ranks = parse_u32(parser.get("late-ranks"), "--late-ranks");
-  options.gpus_per_node = parse_u32(parser.get("gpus-per-node"), "--gpus-per-node");
+  if (auto g = parser.get_optional("gpus-per-node")) {
+    // 0 was read as "not given" and the error asked for the option that was there.
+    options.gpus_per_node = parse_u32(*g, "--gpus-per-node");
+    if (options.gpus_per_node == 0) throw ConfigError("schedule: --gpus-per-node 0: a node has at least 1 GPU");
+  }
   if (options.straggler && options.n >= 2 && *options.straggler >= options.n) {
     throw ConfigError(fmt::format("schedule: --straggler {} is not a rank of n = {} (0..{})", *options.straggler, options.n,
                                   options.n - 1));

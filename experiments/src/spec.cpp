@@ -440,6 +440,18 @@ void SpecReader::parse_arrivals(const YAML::Node* arrival, const YAML::Node* del
       node.remove("label");
       // remove() drops the first 'label' only: a second one was then reported as an unknown key.
       if (const YAML::Node again = yaml_child(node, "label")) fail(again, path + ".label", "key 'label' is given twice");
+      // The label is a CSV field and a plot legend: a newline split a row in readers that do
+      // not honour quotes, and an escape sequence reached the terminal through the summary.
+      const bool control = std::any_of(choice.label.begin(), choice.label.end(), [](char c) {
+        const auto b = static_cast<unsigned char>(c);
+        return b < 0x20 || b == 0x7f;
+      });
+      if (control) {
+        fail(label, path + ".label",
+             fmt::format("label '{}' holds a control character (a newline, tab or escape); it names rows of results.csv "
+                         "and summary.csv: use one line of printable text",
+                         quote_excerpt(choice.label)));
+      }
     }
     try {
       choice.model = parse_arrival_yaml(node, path, std::nullopt, base_dir_);

@@ -64,7 +64,7 @@ int verify_command(const Args& args, std::ostream& out) {
   std::uint32_t gpus_per_node = 0;
   if (auto g = parser.get_optional("gpus-per-node")) {
     gpus_per_node = parse_u32(*g, "--gpus-per-node");
-    if (gpus_per_node == 0) throw ConfigError("verify: --gpus-per-node must be at least 1");
+    if (gpus_per_node == 0) throw ConfigError("verify: --gpus-per-node 0: a node has at least 1 GPU");
   }
   std::optional<Rank> straggler;
   if (auto s = parser.get_optional("straggler")) {
@@ -90,14 +90,15 @@ int verify_command(const Args& args, std::ostream& out) {
     }
   }
   std::size_t passed = 0, failed = 0, skipped = 0;
+  std::string first_skip;  // why the first skipped pair was skipped, for the error when all were
   for (const auto& name : names) {
     const AlgorithmInfo& info = find_algorithm(name);
     for (const auto n64 : ns) {
       const auto n = static_cast<Rank>(n64);
       NConstraintContext context;
       if (gpus_per_node > 0) context.gpus_per_node = gpus_per_node;
-      if (n < 2 || !info.unsupported_reason(n, context).empty()) {
-        ++skipped;
+      if (const std::string reason = info.unsupported_reason(n, context); !reason.empty()) {
+        if (skipped++ == 0) first_skip = fmt::format("{} at n = {}: {}", name, n, reason);
         continue;
       }
       // Refused before anything is built, as simulate refuses it: -n 100000 or --elements 10^9
@@ -128,8 +129,8 @@ int verify_command(const Args& args, std::ostream& out) {
   if (passed + failed == 0) {
     // "0 passed, 0 failed" and exit 0 read as success with nothing checked.
     throw ConfigError(fmt::format("verify: no (algorithm, n) pair given is supported, so nothing was checked ({} "
-                                  "skipped{})",
-                                  skipped, gpus_per_node == 0 ? "; hierarchical algorithms need --gpus-per-node G" : ""));
+                                  "skipped; {}{})",
+                                  skipped, skipped > 1 ? "the first, " : "", first_skip));
   }
   if (skipped > 0) out << fmt::format("({} unsupported (algorithm, n) pairs skipped)\n", skipped);
   out << fmt::format("{} passed, {} failed\n", passed, failed);

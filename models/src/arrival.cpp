@@ -268,6 +268,17 @@ void check_drawn_delay(double delay_s, const DelayDistribution& from, std::strin
                                 role, from.describe(), delay_s, rank, iteration, kMaxDuration_s));
 }
 
+// Each part is checked as drawn, but a straggler's delay plus its jitter (or an explicit or traced
+// arrival plus jitter) can still pass the hour together; the range holds for the sum too.
+void check_summed_delays(const std::vector<double>& arrival_s, std::uint64_t iteration) {
+  for (std::size_t r = 0; r < arrival_s.size(); ++r) {
+    if (arrival_s[r] <= kMaxDuration_s) continue;
+    throw ConfigError(fmt::format("rank {} in trial {} arrives {:.6g} s after the first rank (its delay and jitter "
+                                  "summed), more than {} s (1 hour), the longest delay collsim takes",
+                                  r, iteration, arrival_s[r], kMaxDuration_s));
+  }
+}
+
 }  // namespace
 
 Arrivals ArrivalProcess::at(std::uint64_t iteration) {
@@ -298,6 +309,7 @@ Arrivals ArrivalProcess::at(std::uint64_t iteration) {
   }
   const double earliest = *std::min_element(result.arrival_s.begin(), result.arrival_s.end());
   for (double& t : result.arrival_s) t -= earliest;
+  check_summed_delays(result.arrival_s, iteration);
   return result;
 }
 

@@ -34,6 +34,22 @@ void require(bool ok, std::string_view what, const std::string& message) {
 bool finite_non_negative(double v) { return std::isfinite(v) && v >= 0.0; }
 bool finite_positive(double v) { return std::isfinite(v) && v > 0.0; }
 
+// The share of draws a distribution may put past the hour. Draws past it are refused as they
+// are drawn (ArrivalProcess), which made a tail this heavy an error for one seed and not for
+// another (lognormal sigma 1e300 draws inf or 0): one whose 99th percentile already lies past
+// the hour is refused as given, whatever the seed.
+constexpr double kRangeQuantile = 0.99;
+
+DelayDistribution within_delay_range(DelayDistribution d, std::string_view what) {
+  const double q = d.quantile(kRangeQuantile);
+  require(q <= kMaxDuration_s, what,
+          fmt::format("{} has its 99th percentile at {:.6g} s, more than {} s (1 hour), the longest delay collsim "
+                      "takes, so 1 draw in 100 or more would be refused; its tail is too heavy (a larger shape, or a "
+                      "smaller scale, median, mean, max or sigma)",
+                      d.describe(), q, kMaxDuration_s));
+  return d;
+}
+
 }  // namespace
 
 std::string_view distribution_kind_name(DistributionKind kind) {
@@ -68,7 +84,7 @@ DelayDistribution DelayDistribution::uniform(double min_s, double max_s, std::st
   d.kind_ = DistributionKind::Uniform;
   d.p_.min_s = min_s;
   d.p_.max_s = max_s;
-  return d;
+  return within_delay_range(std::move(d), what);
 }
 
 DelayDistribution DelayDistribution::truncated_normal(double mean_s, double stddev_s, double lo_s,
@@ -99,7 +115,7 @@ DelayDistribution DelayDistribution::truncated_normal(double mean_s, double stdd
           fmt::format("truncated_normal interval [lo = {:.6g} s, hi = {:.6g} s] lies too far in the tail of "
                       "normal(mean = {:.6g} s, stddev = {:.6g} s)",
                       lo_s, hi_s, mean_s, stddev_s));
-  return d;
+  return within_delay_range(std::move(d), what);
 }
 
 DelayDistribution DelayDistribution::exponential(double mean_s, double shift_s, std::string_view what) {
@@ -111,7 +127,7 @@ DelayDistribution DelayDistribution::exponential(double mean_s, double shift_s, 
   d.kind_ = DistributionKind::Exponential;
   d.p_.mean_s = mean_s;
   d.p_.shift_s = shift_s;
-  return d;
+  return within_delay_range(std::move(d), what);
 }
 
 DelayDistribution DelayDistribution::lognormal(double mu, double sigma, std::string_view what) {
@@ -121,7 +137,7 @@ DelayDistribution DelayDistribution::lognormal(double mu, double sigma, std::str
   d.kind_ = DistributionKind::Lognormal;
   d.p_.mu = mu;
   d.p_.sigma = sigma;
-  return d;
+  return within_delay_range(std::move(d), what);
 }
 
 DelayDistribution DelayDistribution::lognormal_from_median_mean(double median_s, double mean_s,
@@ -150,7 +166,7 @@ DelayDistribution DelayDistribution::pareto(double scale_s, double shape, std::s
   d.kind_ = DistributionKind::Pareto;
   d.p_.scale_s = scale_s;
   d.p_.shape = shape;
-  return d;
+  return within_delay_range(std::move(d), what);
 }
 
 DelayDistribution DelayDistribution::empirical(std::vector<double> samples_s, std::string source,

@@ -583,6 +583,38 @@ std::optional<std::uint32_t> regime_without_rows(const std::vector<CalibrationPo
   return std::nullopt;
 }
 
+// How an input is named in the outputs and messages: its file name, or the path as given when
+// another input has the same file name (h100/all_reduce.txt and a100/all_reduce.txt), so the
+// per-source errors and --hold-out never merge two files.
+std::string display_name(const std::filesystem::path& path, std::span<const std::filesystem::path> files) {
+  const auto same_name = std::count_if(files.begin(), files.end(), [&](const auto& f) { return f.filename() == path.filename(); });
+  return same_name > 1 ? path.string() : path.filename().string();
+}
+
+// The sources (display names) --hold-out selects. An entry names an input by its name in the
+// outputs, by the path as given, or by any other path to the same file; a file name shared by
+// two inputs is refused, naming both, since holding out both was never what was asked.
+std::set<std::string> held_out_inputs(const std::vector<std::string>& hold_out, const std::vector<CalibrationInput>& inputs) {
+  std::set<std::string> out;
+  for (const auto& h : hold_out) {
+    std::vector<const CalibrationInput*> matches;
+    std::vector<std::string> same_file_name;
+    for (const auto& in : inputs) {
+      std::error_code ec;
+      const bool same_file = std::filesystem::equivalent(h, in.path, ec) && !ec;
+      if (in.file == h || in.path == h || same_file) matches.push_back(&in);
+      if (std::filesystem::path(in.path).filename() == h) same_file_name.push_back(in.path);
+    }
+    if (matches.empty() && same_file_name.size() > 1) {
+      throw ConfigError(fmt::format("--hold-out {}: inputs {} both have this file name; give the path of the one to hold out",
+                                    quote_excerpt(h, 200), fmt::join(same_file_name, " and ")));
+    }
+    if (matches.empty()) throw ConfigError(fmt::format("--hold-out {}: no input file has this name or path", quote_excerpt(h, 200)));
+    for (const auto* m : matches) out.insert(m->file);
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* log_time_name(LogTime time) {
@@ -622,7 +654,7 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
     const std::string text = read_text_file(path, "", kDataFileMaxBytes);
     CalibrationInput input;
     input.path = path.string();
-    input.file = path.filename().string();
+    input.file = display_name(path, files);
     input.fnv1a64 = fnv1a64(text);
     if (looks_like_measurement_csv(text)) {
       load_measurement_csv(path, text, options, input, report.points, report.notes);
@@ -632,17 +664,12 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
     report.inputs.push_back(std::move(input));
   }
 
-  for (const auto& h : options.hold_out) {
-    if (std::none_of(report.inputs.begin(), report.inputs.end(), [&](const auto& in) { return in.file == h; })) {
-      throw ConfigError(fmt::format("--hold-out {}: no input file has this name", h));
-    }
-  }
+  const std::set<std::string> held_out_sources = held_out_inputs(options.hold_out, report.inputs);
   // Roles: fitted, cross-predicted, or not used at all.
   std::vector<CalibrationPoint> used;
   std::size_t dropped = 0;
   for (CalibrationPoint& p : report.points) {
-    const bool held_out =
-        std::find(options.hold_out.begin(), options.hold_out.end(), p.source) != options.hold_out.end();
+    const bool held_out = held_out_sources.count(p.source) > 0;
     p.fitted = !held_out && (options.fit_on.empty() || contains(options.fit_on, p.collective));
     const bool predicted =
         held_out || (!p.fitted && (options.predict.empty() || contains(options.predict, p.collective)));

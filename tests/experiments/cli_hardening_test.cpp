@@ -432,6 +432,40 @@ TEST(CliHardening, DuplicateCalibrateInputsAreAnError) {
   const std::string log = COLLSIM_TEST_DATA_DIR "/nccl-tests/h100-nvswitch-4gpu-allgather.txt";
   const std::string same = COLLSIM_TEST_DATA_DIR "/nccl-tests/../nccl-tests/h100-nvswitch-4gpu-allgather.txt";
   expect_one_error_line(run({"calibrate", log, same, "--no-plot"}), "given twice");
+  // A hard link resolves to its own path: it is the same file all the same.
+  ScratchDir dir("hardlink");
+  const fs::path copy = dir.path() / "copy.txt";
+  const fs::path link = dir.path() / "link.txt";
+  fs::copy_file(log, copy);
+  fs::create_hard_link(copy, link);
+  expect_one_error_line(run({"calibrate", copy.string(), link.string(), "--no-plot"}), "given twice");
+}
+
+// --hold-out matched file names only: the path as given failed, and two inputs with the same
+// file name in different directories were both held out (and merged in the per-source errors).
+TEST(CliHardening, CalibrateHoldOutByPathAndASharedFileName) {
+  const std::string data = COLLSIM_TEST_DATA_DIR "/nccl-tests/";
+  ScratchDir dir("holdout");
+  fs::create_directories(dir.path() / "a");
+  fs::create_directories(dir.path() / "b");
+  const fs::path a = dir.path() / "a" / "log.txt";
+  const fs::path b = dir.path() / "b" / "log.txt";
+  fs::copy_file(data + "h100-nvswitch-4gpu-allgather.txt", a);
+  fs::copy_file(data + "h100-nvswitch-4gpu-reducescatter.txt", b);
+  expect_one_error_line(run({"calibrate", a.string(), b.string(), "--hold-out", "log.txt", "--no-plot"}),
+                        "--hold-out log.txt: inputs " + a.string() + " and " + b.string() + " both have this file name");
+  const CliRun by_path = run({"calibrate", a.string(), b.string(), "--hold-out", b.string(), "--no-plot"});
+  ASSERT_EQ(by_path.code, 0) << by_path.err;
+  EXPECT_NE(by_path.out.find(b.string()), std::string::npos) << by_path.out;
+  const std::string rs = data + "h100-nvswitch-4gpu-reducescatter.txt";
+  const std::string ag = data + "h100-nvswitch-4gpu-allgather.txt";
+  const CliRun full = run({"calibrate", ag, rs, "--hold-out", rs, "--no-plot"});
+  ASSERT_EQ(full.code, 0) << full.err;
+  const CliRun name = run({"calibrate", ag, rs, "--hold-out", "h100-nvswitch-4gpu-reducescatter.txt", "--no-plot"});
+  ASSERT_EQ(name.code, 0) << name.err;
+  EXPECT_EQ(full.out, name.out);
+  expect_one_error_line(run({"calibrate", ag, rs, "--hold-out", data + "nope.txt", "--no-plot"}),
+                        "no input file has this name or path");
 }
 
 // Options that only some rows read are refused for the others, as --schedule-for already was:
@@ -616,18 +650,34 @@ TEST(CliHardening, OversubscriptionIsBounded) {
 // printed a completion time that kept no digit of the collective; an empirical sample of 1e300 s
 // is refused by line like one written with a unit.
 TEST(CliHardening, DrawnDelaysBeyondAnHourAreRefused) {
+  // A tail whose 99th percentile is past the hour is refused as given, not by the seed's luck
+  // (lognormal sigma 1e300 drew inf or 0; pareto shape 0.01 drew 2e8 s for one seed).
   expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--distribution",
                              "pareto:scale=1ms,shape=0.01"}),
-                        "delay pareto(scale=1.000 ms, shape=0.01) drew 2.11456e+08 s for rank 7 in trial 0, more than "
-                        "3600 s (1 hour)");
+                        "pareto(scale=1.000 ms, shape=0.01) has its 99th percentile at 1e+197 s, more than 3600 s (1 hour)");
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--distribution",
+                             "lognormal:median=1ms,sigma=1e300"}),
+                        "has its 99th percentile at inf s, more than 3600 s");
   expect_one_error_line(run({"advise", "-n", "8", "-s", "1MiB", "--jitter", "exponential:mean=3000s"}),
-                        "jitter exponential(mean=3000.000 s, shift=0.0 ns) drew");
+                        "exponential(mean=3000.000 s, shift=0.0 ns) has its 99th percentile at 13815.5 s");
+  // One within that bound still draws past the hour now and then: that draw is refused, naming it.
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "1024", "-s", "1MiB", "--jitter", "exponential:mean=700s"}),
+                        "jitter exponential(mean=700.000 s, shift=0.0 ns) drew");
   ScratchDir dir("drawn");
   const fs::path samples = dir.write("d.csv", "delay_s\n0.001\n1e300\n");
   expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "--distribution", "empirical:file=" + samples.string()}),
                         "d.csv:3: delay '1e300' is longer than 3600 s");
   // A heavy tail that stays in range still runs.
   EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--distribution", "pareto:scale=1ms,shape=1.5"}).code, 0);
+  // Each part within the hour, the sum past it: refused as well, naming the rank and the trial.
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--delay", "3000s", "--straggler", "3",
+                             "--jitter", "uniform:min=0,max=3000s"}),
+                        "rank 3 in trial 0 arrives ");
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--delay", "3000s", "--straggler", "3",
+                             "--jitter", "uniform:min=0,max=3000s"}),
+                        "s after the first rank (its delay and jitter summed), more than 3600 s (1 hour)");
+  EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--delay", "3000s", "--straggler", "3", "--jitter",
+                 "uniform:min=0,max=500s"}).code, 0);
 }
 
 // advise had no memory guard: a mistyped -n (it takes up to 2^20) ended in "out of memory",
@@ -754,7 +804,21 @@ TEST(CliHardening, NoOutputReplacesAnInputItRead) {
   ASSERT_EQ(::mkfifo(path("f.yaml").c_str(), 0644), 0);
   const auto fifo = run({"arrivals", path("T.csv"), "--fit", path("f.yaml")});
   EXPECT_EQ(fifo.code, 2);
-  test::expect_contains(fifo.err, "not a regular file");
+  test::expect_contains(fifo.err, "arrivals: --fit '" + path("f.yaml") + "' exists and is not a regular file");
+  EXPECT_EQ(fifo.out, "");  // refused before the summary, not after it
+  // A device under an output's name is refused with the option's name, before any work.
+  const auto null_trace = run({"simulate", "-a", "ring", "-n", "4", "--trace", "/dev/null"});
+  EXPECT_EQ(null_trace.code, 2);
+  test::expect_contains(null_trace.err, "simulate: --trace '/dev/null' exists and is not a regular file");
+  EXPECT_EQ(null_trace.out, "");
+  const auto null_csv = run({"calibrate", COLLSIM_SOURCE_DIR "/tests/data/nccl-tests/h100-nvswitch-4gpu-allgather.txt",
+                             "--csv", "/dev/null", "--no-plot"});
+  EXPECT_EQ(null_csv.code, 2);
+  test::expect_contains(null_csv.err, "calibrate: --csv '/dev/null' exists and is not a regular file");
+  fs::create_symlink("/dev/null", path("null.csv"));
+  test::expect_contains(run({"calibrate", COLLSIM_SOURCE_DIR "/tests/data/nccl-tests/h100-nvswitch-4gpu-allgather.txt",
+                             "--out", path("null.csv"), "--no-plot"}).err,
+                        "calibrate: --out '" + path("null.csv") + "' is a link, and not to a regular file");
   std::ofstream(path("real.yaml")) << "x\n";
   fs::create_symlink(path("real.yaml"), path("link.yaml"));
   ASSERT_EQ(run({"arrivals", path("T.csv"), "--fit", path("link.yaml")}).code, 0);

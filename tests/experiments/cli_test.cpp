@@ -310,6 +310,22 @@ TEST(Cli, HierarchicalNeedsANodeSize) {
   const auto bare = run({"schedule", "--algo", "hierarchical", "-n", "8"});
   EXPECT_EQ(bare.code, 2);
   EXPECT_NE(bare.err.find("GPUs per node"), std::string::npos) << bare.err;
+  // 0 GPUs per node is named as given, not read as a missing option; a node size that does not
+  // divide n says so when it leaves nothing to check.
+  for (const char* command : {"schedule", "verify"}) {
+    const auto zero = run({command, "--algo", "hierarchical", "-n", "8", "--gpus-per-node", "0"});
+    EXPECT_EQ(zero.code, 2);
+    EXPECT_NE(zero.err.find(std::string(command) + ": --gpus-per-node 0: a node has at least 1 GPU"), std::string::npos)
+        << zero.err;
+  }
+  const auto nine = run({"verify", "--algo", "hierarchical", "-n", "8", "--gpus-per-node", "9"});
+  EXPECT_EQ(nine.code, 2);
+  EXPECT_NE(nine.err.find("(1 skipped; hierarchical at n = 8: n must be a multiple of the 9 GPUs per node)"),
+            std::string::npos)
+      << nine.err;
+  const auto none = run({"verify", "--algo", "hierarchical", "-n", "8,16"});
+  EXPECT_NE(none.err.find("(2 skipped; the first, hierarchical at n = 8: it needs the GPUs per node"), std::string::npos)
+      << none.err;
   const auto cluster = run({"simulate", "--algo", "hierarchical", "-n", "64", "--topology", "cluster_h100_1024",
                             "--size", "1MiB", "--json"});
   EXPECT_EQ(cluster.code, 0) << cluster.err;

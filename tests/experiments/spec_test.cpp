@@ -249,6 +249,15 @@ TEST(SpecErrors, ArrivalLabelsAreUniqueAndGivenOnce) {
                {"test.yaml", "arrival[1].label (line 6)", "label 'x' is also the label of arrival[0] (line 5)"});
   expect_error(kMinimal + "arrival: {label: a, label: b, model: stragglers, rank: 1, delay: 5ms}\n",
                {"arrival.label (line 4)", "key 'label' is given twice"});
+  // A label is a CSV field and a legend: one line of printable text.
+  expect_error(kMinimal + "arrival: {label: \"two\\nlines\", model: stragglers, rank: 1, delay: 5ms}\n",
+               {"arrival.label (line 4)", "label 'two?lines' holds a control character"});
+  expect_error(kMinimal + "arrival: {label: \"bell\\a\", model: stragglers, rank: 1, delay: 5ms}\n",
+               {"holds a control character"});
+  EXPECT_EQ(parse_and_validate(kMinimal + "arrival: {label: \"late 5 µs, rank 1\", model: stragglers, rank: 1, delay: 5ms}\n")
+                .arrivals[0]
+                .label,
+            "late 5 µs, rank 1");
   // Crossed with `delays`, one model's label repeats on purpose: the delay column tells them apart.
   EXPECT_EQ(parse_and_validate(kMinimal + "delays: [1ms, 2ms]\narrival: {label: x, model: stragglers, rank: 1, delay: 0}\n")
                 .arrivals.size(),

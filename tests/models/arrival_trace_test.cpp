@@ -232,6 +232,22 @@ TEST(ArrivalTrace, AnUnfinishedLastJsonLineIsNamedAndCanBeDropped) {
   // Broken JSON elsewhere is an error either way.
   std::string middle = record("0x1", 0, 2, 1, "10") + "{\"header\": \n" + record("0x1", 1, 2, 1, "15");
   expect_config_error([&] { parse_arrival_trace(middle, "i.json", std::nullopt, options); }, {"invalid JSON"});
+  // A complete last record with a bad value is not unfinished: it is named as it is, not dropped.
+  const std::string two = record("0x1", 0, 2, 1, "10") + record("0x1", 1, 2, 1, "15");
+  for (const ArrivalTraceOptions& o : {ArrivalTraceOptions{}, options}) {
+    expect_config_error([&] { parse_arrival_trace(two + record("0x1", 0, 2, 2, "1e400"), "i.json", std::nullopt, o); },
+                        {"i.json:3: invalid JSON: '1e400' is not a number"});
+    std::string repeated = record("0x1", 0, 2, 2, "30");
+    repeated.insert(1, "\"header\": 1, ");
+    expect_config_error([&] { parse_arrival_trace(two + repeated, "i.json", std::nullopt, o); },
+                        {"i.json:3: invalid JSON: the key 'header' appears twice"});
+    expect_config_error([&] { parse_arrival_trace(two + "x\n", "i.json", std::nullopt, o); },
+                        {"i.json:3: invalid JSON: unexpected character 'x'"});
+  }
+  // A literal cut off at the end ("tru") is unfinished, as a cut-off number or string is.
+  std::string cut = two + "{\"header\": tru";
+  EXPECT_EQ(parse_arrival_trace(cut, "i.json", std::nullopt, options).size(), 1u);
+  expect_config_error([&] { parse_arrival_trace(cut, "i.json"); }, {"only the last line, 3, is unfinished"});
 }
 
 TEST(ArrivalTrace, QuotedCsvFieldsAndGlobalRankHint) {

@@ -29,6 +29,7 @@ ModelFile sample() {
   a.max_size_bytes = 65536;
   a.rows = 22;
   a.gamma_fitted = true;
+  b.protocol = Protocol::Simple;
   b.link.latency_s = 7.1e-6;
   b.link.bandwidth_Bps = 299e9;
   b.min_size_bytes = 131072;
@@ -172,6 +173,9 @@ TEST(ModelFile, WriterRejectsBadParameters) {
   m = sample();
   m.regimes[1].min_size_bytes = 100;
   EXPECT_THROW(model_file_to_yaml(m), ConfigError);
+  m = sample();
+  m.regimes[1].protocol = m.regimes[0].protocol;  // a file no reader would take back
+  EXPECT_THROW(model_file_to_yaml(m), ConfigError);
 }
 
 constexpr const char* kHead = "format: collsim-link-model\nversion: 1\n";
@@ -208,6 +212,26 @@ TEST(ModelFile, BadFilesNameKeyAndLine) {
                   "max_size_bytes 4 is below min_size_bytes 8");
   expect_contains(error_of(head + link + "regimes:\n  - {min_size_bytes: 8, max_size_bytes: 16, latency_s: 1e-6}\n"),
                   "m.yaml:5: 'regimes[0]' has no key 'bandwidth_Bps'");
+  // Two regimes for one protocol left a time under that protocol to their order.
+  const std::string v2 = "format: collsim-link-model\nversion: 2\n" + link;
+  const std::string two_ll =
+      "regimes:\n"
+      "  - {protocol: LL, min_size_bytes: 8, max_size_bytes: 4096, latency_s: 1e-6, bandwidth_Bps: 1e10}\n"
+      "  - {protocol: LL, min_size_bytes: 8192, max_size_bytes: 1e9, latency_s: 1e-5, bandwidth_Bps: 3e11}\n";
+  expect_contains(error_of(v2 + two_ll), "m.yaml:6: 'regimes[1].protocol' = LL is also regimes[0]'s: each protocol has one regime");
+  std::string ll_simple = two_ll;
+  ll_simple.replace(ll_simple.rfind("LL"), 2, "Simple");
+  EXPECT_EQ(parse_model_file(v2 + ll_simple, "m.yaml").regimes.size(), 2u);
+  // Version 1 named no protocol: regime k of K is read as the protocol the fit gave it.
+  const std::string v1_two =
+      "regimes:\n"
+      "  - {min_size_bytes: 8, max_size_bytes: 4096, latency_s: 1e-6, bandwidth_Bps: 1e10}\n"
+      "  - {min_size_bytes: 8192, max_size_bytes: 1e9, latency_s: 1e-5, bandwidth_Bps: 3e11}\n";
+  const ModelFile v1 = parse_model_file(head + link + v1_two, "m.yaml");
+  ASSERT_EQ(v1.regimes.size(), 2u);
+  EXPECT_EQ(v1.regimes[0].protocol, Protocol::LL);
+  EXPECT_EQ(v1.regimes[1].protocol, Protocol::Simple);
+  EXPECT_EQ(parse_model_file(model_file_to_yaml(v1), "m.yaml").regimes[1].protocol, Protocol::Simple);
   expect_contains(error_of(head + link + "fit:\n  rows:\n    - {source: a, collective: all_reduce, algorithm: ring, n: 8, "
                                          "size_bytes: 8, measured_s: 1e-5, predicted_s: 1e-5, rel_error: 0, role: guess}\n"),
                   "m.yaml:6: 'fit.rows[0].role' = 'guess' must be fit or predict");

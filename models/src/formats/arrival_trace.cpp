@@ -328,7 +328,9 @@ std::vector<json::Value> inspector_values(std::string_view text, std::string_vie
                                           std::vector<std::string>& warnings) {
   try {
     return json::parse_stream(text, source);
-  } catch (const ConfigError& e) {
+  } catch (const json::IncompleteError& e) {
+    // Only a record cut off by the end of the file is unfinished; a complete last line holding a
+    // bad value (1e400, a repeated key) is reported as it is, with or without --skip-incomplete.
     std::vector<json::Value> values;
     const std::optional<std::size_t> line = unfinished_last_line(text, source, values);
     if (!line) throw;

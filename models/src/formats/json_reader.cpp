@@ -30,8 +30,12 @@ class Reader {
   }
 
  private:
+  // An error found at the end of the text is an unfinished value (IncompleteError), any other a
+  // value that is wrong as written: a caller may drop an unfinished last record, never a bad one.
   [[noreturn]] void fail(const std::string& what) const {
-    throw ConfigError(fmt::format("{}:{}: invalid JSON: {}", source_, line_, what));
+    const std::string message = fmt::format("{}:{}: invalid JSON: {}", source_, line_, what);
+    if (pos_ >= text_.size()) throw IncompleteError(message);
+    throw ConfigError(message);
   }
 
   void skip_space() {
@@ -118,6 +122,10 @@ class Reader {
         v.type = type;
         v.boolean = flag;
         return v;
+      }
+      if (w.substr(0, text_.size() - pos_) == text_.substr(pos_)) {  // "tru" at the end: cut off
+        pos_ = text_.size();
+        fail("unexpected end of the file");
       }
     }
     if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) {

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "collsim/models/error.hpp"
+
 namespace collsim::json {
 
 struct Value {
@@ -27,12 +29,18 @@ struct Value {
   const Value* find(std::string_view key) const;
 };
 
+/// A syntax error at the end of the text: the last value is unfinished (a writer stopped
+/// mid-record), as opposed to one that is malformed as written.
+struct IncompleteError : ConfigError {
+  using ConfigError::ConfigError;
+};
+
 /// The name of a type for messages ("an object", "a number", ...).
 std::string_view type_name(Value::Type type);
 
 /// Parses a stream of JSON values separated by whitespace (one value is the common case; NCCL
 /// Inspector appends one object per collective). Throws ConfigError "SOURCE:LINE: ..." on a
-/// syntax error.
+/// syntax error, IncompleteError when the text ends inside a value.
 std::vector<Value> parse_stream(std::string_view text, std::string_view source);
 
 }  // namespace collsim::json

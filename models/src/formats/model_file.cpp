@@ -67,6 +67,12 @@ void check_regimes(const std::vector<FittedRegime>& regimes, std::string_view wh
                                     "(regimes are ascending, non-overlapping size ranges)",
                                     where, k, r.min_size_bytes, regimes[k - 1].max_size_bytes));
     }
+    for (std::size_t j = 0; j < k; ++j) {
+      if (regimes[j].protocol == r.protocol) {
+        throw ConfigError(fmt::format("{}[{}]: protocol {} is also {}[{}]'s: each protocol has one regime", where, k,
+                                      protocol_name(r.protocol), where, j));
+      }
+    }
   }
 }
 
@@ -595,8 +601,26 @@ ModelFile parse_model_file(std::string_view yaml_text, std::string_view source) 
   if (const YAML::Node t = yaml_child(root, "terms")) read_terms(r, t, model);
   if (const YAML::Node regimes = yaml_child(root, "regimes")) {
     if (!regimes.IsSequence() || regimes.size() == 0) r.fail(regimes, "'regimes' must be a non-empty list");
+    std::vector<std::pair<Protocol, std::size_t>> named;  // protocols written in the file, and where
     for (std::size_t k = 0; k < regimes.size(); ++k) {
       model.regimes.push_back(read_regime(r, regimes[k], fmt::format("regimes[{}]", k), file_version));
+      if (file_version < 2) {
+        // Version 1 wrote no protocol: regime k of K stood for protocol_of_regime(k, K), as fitted.
+        if (regimes.size() > 3) {
+          r.fail(regimes[k], fmt::format("'regimes' has {} entries; a version 1 model has at most 3 (LL, LL128, Simple)",
+                                         regimes.size()));
+        }
+        model.regimes[k].protocol = protocol_of_regime(static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(regimes.size()));
+      }
+      // A time asked for under a protocol takes that protocol's regime: two would leave it to order.
+      if (const YAML::Node protocol = yaml_child(regimes[k], "protocol")) {
+        for (const auto& [p, j] : named) {
+          if (p != model.regimes[k].protocol) continue;
+          r.fail(protocol, fmt::format("'regimes[{}].protocol' = {} is also regimes[{}]'s: each protocol has one regime", k,
+                                       protocol_name(p), j));
+        }
+        named.emplace_back(model.regimes[k].protocol, k);
+      }
       if (k > 0 && !(model.regimes[k - 1].max_size_bytes < model.regimes[k].min_size_bytes)) {
         r.fail(regimes[k], fmt::format("'regimes[{}].min_size_bytes' = {} must be above regimes[{}].max_size_bytes = {} "
                                        "(ascending, non-overlapping ranges)",

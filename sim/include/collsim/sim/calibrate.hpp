@@ -56,8 +56,9 @@ struct CalibrationOptions {
   LogTime time = LogTime::Min;
   std::vector<Collective> fit_on;     ///< collectives fitted; empty = every input
   std::vector<Collective> predict;    ///< collectives cross-predicted; empty = every input not fitted
-  /// Input files (names without directories, as in the report) whose rows are predicted, never
-  /// fitted, whatever their collective: a leave-one-out check holds out one log.
+  /// Input files whose rows are predicted, never fitted, whatever their collective: a
+  /// leave-one-out check holds out one log. Each names an input by its name in the report
+  /// (CalibrationInput::file), the path as given, or another path to the same file.
   std::vector<std::string> hold_out;
   std::optional<Collective> collective;  ///< override for every nccl-tests log
   std::optional<std::uint32_t> nranks;   ///< override for every nccl-tests log
@@ -75,7 +76,8 @@ struct CalibrationOptions {
 
 /// One input file as read.
 struct CalibrationInput {
-  std::string file;              ///< file name (no directories), as in the outputs
+  std::string file;              ///< name in the outputs: the file name, or the path as given when
+                                 ///< another input has the same file name
   std::string path;              ///< path as given
   std::string format;            ///< "nccl-tests" or "collsim-csv"
   std::string collective;        ///< collective name, "mixed" for a CSV of several
@@ -90,7 +92,7 @@ struct CalibrationInput {
 
 /// One measurement with its schedule, coefficients and predictions.
 struct CalibrationPoint {
-  std::string source;            ///< file name
+  std::string source;            ///< the input's CalibrationInput::file
   std::size_t line = 0;          ///< 1-based line (first line of a CSV group)
   Collective collective = Collective::AllReduce;
   std::string algorithm;         ///< schedule that explains it
