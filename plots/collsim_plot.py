@@ -291,6 +291,9 @@ def save(fig, out_dir, stem):
     paths = []
     for ext in ("png", "svg"):
         path = os.path.join(out_dir, f"{stem}.{ext}")
+        # A pipe or a device under the name would block the write (or swallow it): refuse it.
+        if os.path.lexists(path) and not os.path.isfile(path):
+            raise SystemExit(f"{path} exists and is not a regular file (a pipe or a device?); remove it or rename it")
         fig.savefig(path, dpi=150, bbox_inches="tight", metadata=metadata)
         paths.append(path)
     plt.close(fig)

@@ -100,7 +100,7 @@ int calibrate_command(const Args& args, std::ostream& out) {
       .option("time", "", "min|out_of_place|in_place", "which nccl-tests time column to use", "min")
       .option("fit-on", "", "C[,C...]", "collectives to fit (default: every input)")
       .option("predict", "", "C[,C...]", "collectives to cross-predict (default: every input not fitted)")
-      .option("hold-out", "", "FILE[,FILE...]", "input files (names) to predict, never fit (leave-one-out checks)")
+      .option("hold-out", "", "FILE[,FILE...]", "inputs (file names or paths) to predict, never fit (leave-one-out checks)")
       .option("collective", "", "C", "override the collective of every nccl-tests log")
       .option("nranks", "", "N", "override the rank count of every nccl-tests log")
       .option("max-schedule-memory", "", "SIZE",
@@ -158,9 +158,18 @@ int calibrate_command(const Args& args, std::ostream& out) {
   if (!csv.empty() && !options.out_model.empty()) {
     check_not_same_file(csv, "calibrate", csv_option, options.out_model, "the --out model file");
   }
-  // A pipe or a device under an output's name is refused before the fit, not after it.
+  // A pipe or a device under an output's name is refused before the fit, not after it; the
+  // plot's files too (matplotlib opening a pipe for the SVG waited for a reader for ever).
   if (!options.out_model.empty()) writable_destination(options.out_model);
   if (!csv.empty()) writable_destination(csv);
+  if (!csv.empty() && !parser.flag_set("no-plot")) {
+    const std::filesystem::path& owner = options.out_model.empty() ? csv : options.out_model;
+    const std::string stem = options.out_model.empty() ? csv.stem().string() : owner.stem().string() + "_fit";
+    for (const std::filesystem::path& file : {owner.parent_path() / (stem + ".png"), owner.parent_path() / (stem + ".svg"),
+                                              std::filesystem::path(csv).replace_extension(".plot.log")}) {
+      check_output_file(file, "calibrate", fmt::format("the plot (writes {}; --no-plot skips it)", file.filename().string()));
+    }
+  }
   for (const auto& input : parser.positionals()) {
     if (!options.out_model.empty()) check_not_same_file(options.out_model, "calibrate", "--out", input, "the input");
     if (!csv.empty()) check_not_same_file(csv, "calibrate", csv_option, input, "the input");

@@ -210,7 +210,10 @@ double DelayDistribution::quantile(double p) const {
     case DistributionKind::Uniform:
       return p_.min_s + (p_.max_s - p_.min_s) * p;
     case DistributionKind::TruncatedNormal: {
-      double z = normal_quantile(cdf_lo_ + p * (cdf_hi_ - cdf_lo_));
+      // Mirrored, the interval's upper end is the mirror's lower one: p is 1 - p there (without
+      // it quantile(0.99) gave the 1st percentile, and the range check read the wrong tail).
+      const double q = mirrored_ ? 1.0 - p : p;
+      double z = normal_quantile(cdf_lo_ + q * (cdf_hi_ - cdf_lo_));
       z = std::clamp(z, std_lo_, std_hi_);
       if (mirrored_) z = -z;
       return std::clamp(p_.mean_s + p_.stddev_s * z, p_.lo_s, p_.hi_s);

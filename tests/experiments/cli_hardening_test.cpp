@@ -456,13 +456,25 @@ TEST(CliHardening, CalibrateHoldOutByPathAndASharedFileName) {
                         "--hold-out log.txt: inputs " + a.string() + " and " + b.string() + " both have this file name");
   const CliRun by_path = run({"calibrate", a.string(), b.string(), "--hold-out", b.string(), "--no-plot"});
   ASSERT_EQ(by_path.code, 0) << by_path.err;
-  EXPECT_NE(by_path.out.find(b.string()), std::string::npos) << by_path.out;
+  // Only a's 28 rows are fitted; b's rows are predicted, named by b's path.
+  EXPECT_NE(by_path.out.find("fit: 28 rows"), std::string::npos) << by_path.out;
+  std::istringstream lines(by_path.out);
+  int predicted = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(b.string() + " ", 0) != 0) continue;
+    EXPECT_EQ(line.substr(line.size() - 7), "predict") << line;
+    ++predicted;
+  }
+  EXPECT_EQ(predicted, 28) << by_path.out;
+  const CliRun both = run({"calibrate", a.string(), b.string(), "--no-plot"});
+  EXPECT_NE(both.out.find("fit: 56 rows"), std::string::npos) << both.out;
   const std::string rs = data + "h100-nvswitch-4gpu-reducescatter.txt";
   const std::string ag = data + "h100-nvswitch-4gpu-allgather.txt";
   const CliRun full = run({"calibrate", ag, rs, "--hold-out", rs, "--no-plot"});
   ASSERT_EQ(full.code, 0) << full.err;
   const CliRun name = run({"calibrate", ag, rs, "--hold-out", "h100-nvswitch-4gpu-reducescatter.txt", "--no-plot"});
   ASSERT_EQ(name.code, 0) << name.err;
+  EXPECT_NE(full.out.find("fit: 28 rows"), std::string::npos) << full.out;
   EXPECT_EQ(full.out, name.out);
   expect_one_error_line(run({"calibrate", ag, rs, "--hold-out", data + "nope.txt", "--no-plot"}),
                         "no input file has this name or path");
@@ -675,7 +687,7 @@ TEST(CliHardening, DrawnDelaysBeyondAnHourAreRefused) {
                         "rank 3 in trial 0 arrives ");
   expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--delay", "3000s", "--straggler", "3",
                              "--jitter", "uniform:min=0,max=3000s"}),
-                        "s after the first rank (its delay and jitter summed), more than 3600 s (1 hour)");
+                        "s after the first rank (its delay, explicit or traced arrival plus its jitter), more than 3600 s (1 hour)");
   EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--delay", "3000s", "--straggler", "3", "--jitter",
                  "uniform:min=0,max=500s"}).code, 0);
 }
@@ -806,6 +818,20 @@ TEST(CliHardening, NoOutputReplacesAnInputItRead) {
   EXPECT_EQ(fifo.code, 2);
   test::expect_contains(fifo.err, "arrivals: --fit '" + path("f.yaml") + "' exists and is not a regular file");
   EXPECT_EQ(fifo.out, "");  // refused before the summary, not after it
+  // The files a plot writes beside its named one too (matplotlib waited on a pipe for ever).
+  ASSERT_EQ(::mkfifo(path("p_delays.csv").c_str(), 0644), 0);
+  const auto plot_fifo = run({"arrivals", path("T.csv"), "--plot", path("p.png")});
+  EXPECT_EQ(plot_fifo.code, 2);
+  test::expect_contains(plot_fifo.err, "arrivals: --plot (writes p_delays.csv) '" + path("p_delays.csv") + "' exists and is not");
+  EXPECT_EQ(plot_fifo.out, "");
+  ASSERT_EQ(::mkfifo(path("m_fit.svg").c_str(), 0644), 0);
+  const auto fit_fifo = run({"calibrate", COLLSIM_SOURCE_DIR "/tests/data/nccl-tests/h100-nvswitch-4gpu-allgather.txt",
+                             "--out", path("m.yaml")});
+  EXPECT_EQ(fit_fifo.code, 2);
+  test::expect_contains(fit_fifo.err, "calibrate: the plot (writes m_fit.svg; --no-plot skips it)");
+  EXPECT_FALSE(fs::exists(path("m.yaml")));
+  EXPECT_EQ(run({"calibrate", COLLSIM_SOURCE_DIR "/tests/data/nccl-tests/h100-nvswitch-4gpu-allgather.txt", "--out",
+                 path("m.yaml"), "--no-plot"}).code, 0);
   // A device under an output's name is refused with the option's name, before any work.
   const auto null_trace = run({"simulate", "-a", "ring", "-n", "4", "--trace", "/dev/null"});
   EXPECT_EQ(null_trace.code, 2);

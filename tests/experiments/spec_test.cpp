@@ -254,6 +254,8 @@ TEST(SpecErrors, ArrivalLabelsAreUniqueAndGivenOnce) {
                {"arrival.label (line 4)", "label 'two?lines' holds a control character"});
   expect_error(kMinimal + "arrival: {label: \"bell\\a\", model: stragglers, rank: 1, delay: 5ms}\n",
                {"holds a control character"});
+  expect_error(kMinimal + "arrival: {label: \"csi\\x9b\", model: stragglers, rank: 1, delay: 5ms}\n",
+               {"holds a control character"});
   EXPECT_EQ(parse_and_validate(kMinimal + "arrival: {label: \"late 5 µs, rank 1\", model: stragglers, rank: 1, delay: 5ms}\n")
                 .arrivals[0]
                 .label,

@@ -244,10 +244,19 @@ TEST(ArrivalTrace, AnUnfinishedLastJsonLineIsNamedAndCanBeDropped) {
     expect_config_error([&] { parse_arrival_trace(two + "x\n", "i.json", std::nullopt, o); },
                         {"i.json:3: invalid JSON: unexpected character 'x'"});
   }
-  // A literal cut off at the end ("tru") is unfinished, as a cut-off number or string is.
-  std::string cut = two + "{\"header\": tru";
-  EXPECT_EQ(parse_arrival_trace(cut, "i.json", std::nullopt, options).size(), 1u);
-  expect_config_error([&] { parse_arrival_trace(cut, "i.json"); }, {"only the last line, 3, is unfinished"});
+  // A literal cut off at the end ("tru") is unfinished, as a cut-off number, string or \u
+  // escape is, also before a last line break (LF or CR LF).
+  for (const std::string tail : {"{\"header\": tru", "{\"header\": tru\n", "{\"header\": \"ab\\u00",
+                                 "{\"header\": \"ab\\u00\r\n", "{\"header\": \"ab\r\n", "{\"header\": 12\r\n"}) {
+    const std::string cut = two + tail;
+    EXPECT_EQ(parse_arrival_trace(cut, "i.json", std::nullopt, options).size(), 1u) << tail;
+    expect_config_error([&] { parse_arrival_trace(cut, "i.json"); }, {"only the last line, 3, is unfinished"});
+  }
+  // The same, complete but wrong, is named.
+  expect_config_error([&] { parse_arrival_trace(two + "{\"header\": \"ab\\u00zz\"}\n", "i.json", std::nullopt, options); },
+                      {"i.json:3: invalid JSON: bad \\u escape"});
+  expect_config_error([&] { parse_arrival_trace(two + "{\"header\": trux}\n", "i.json", std::nullopt, options); },
+                      {"i.json:3: invalid JSON: unexpected character 't'"});
 }
 
 TEST(ArrivalTrace, QuotedCsvFieldsAndGlobalRankHint) {

@@ -177,6 +177,10 @@ TEST(Distribution, TruncatedNormalStaysInBoundsAtExtremeProbabilities) {
   const auto far = DelayDistribution::truncated_normal(0.0, 1.0, 20.0, 21.0);
   EXPECT_GE(far.quantile(0.5), 20.0);
   EXPECT_LT(far.quantile(0.5), 20.1);
+  // Its quantiles rise with p as any other's do (mirrored, 0.99 gave the 1st percentile).
+  EXPECT_LT(far.quantile(0.01), far.quantile(0.5));
+  EXPECT_LT(far.quantile(0.5), far.quantile(0.99));
+  EXPECT_NEAR(far.quantile(1e-17), 20.0, 1e-12);
   EXPECT_NEAR(far.mean(), 20.0 + 1.0 / 20.0, 3e-3);  // inverse Mills ratio, ~1/a
 }
 

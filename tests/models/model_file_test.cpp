@@ -222,16 +222,17 @@ TEST(ModelFile, BadFilesNameKeyAndLine) {
   std::string ll_simple = two_ll;
   ll_simple.replace(ll_simple.rfind("LL"), 2, "Simple");
   EXPECT_EQ(parse_model_file(v2 + ll_simple, "m.yaml").regimes.size(), 2u);
-  // Version 1 named no protocol: regime k of K is read as the protocol the fit gave it.
-  const std::string v1_two =
+  // A regime that names no protocol is LL: two of them are the same clash.
+  const std::string unnamed =
       "regimes:\n"
       "  - {min_size_bytes: 8, max_size_bytes: 4096, latency_s: 1e-6, bandwidth_Bps: 1e10}\n"
-      "  - {min_size_bytes: 8192, max_size_bytes: 1e9, latency_s: 1e-5, bandwidth_Bps: 3e11}\n";
-  const ModelFile v1 = parse_model_file(head + link + v1_two, "m.yaml");
-  ASSERT_EQ(v1.regimes.size(), 2u);
-  EXPECT_EQ(v1.regimes[0].protocol, Protocol::LL);
-  EXPECT_EQ(v1.regimes[1].protocol, Protocol::Simple);
-  EXPECT_EQ(parse_model_file(model_file_to_yaml(v1), "m.yaml").regimes[1].protocol, Protocol::Simple);
+      "  - {protocol: LL, min_size_bytes: 8192, max_size_bytes: 1e9, latency_s: 1e-5, bandwidth_Bps: 3e11}\n";
+  expect_contains(error_of(v2 + unnamed), "m.yaml:6: 'regimes[1].protocol' = LL is also regimes[0]'s");
+  std::string none_named = unnamed;
+  none_named.erase(none_named.find("protocol: LL, "), std::string("protocol: LL, ").size());
+  expect_contains(error_of(v2 + none_named), "m.yaml:6: 'regimes[1].protocol' = LL (the default) is also regimes[0]'s");
+  // Version 1 regimes are size ranges with no protocol, and load as they always did.
+  EXPECT_EQ(parse_model_file(head + link + none_named, "m.yaml").regimes.size(), 2u);
   expect_contains(error_of(head + link + "fit:\n  rows:\n    - {source: a, collective: all_reduce, algorithm: ring, n: 8, "
                                          "size_bytes: 8, measured_s: 1e-5, predicted_s: 1e-5, rel_error: 0, role: guess}\n"),
                   "m.yaml:6: 'fit.rows[0].role' = 'guess' must be fit or predict");

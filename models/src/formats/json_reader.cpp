@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -30,12 +31,36 @@ class Reader {
   }
 
  private:
-  // An error found at the end of the text is an unfinished value (IncompleteError), any other a
-  // value that is wrong as written: a caller may drop an unfinished last record, never a bad one.
+  // An error found where only whitespace is left (a record cut off by the end of the file,
+  // maybe before its line's CR LF) is an unfinished value (IncompleteError), any other a value
+  // that is wrong as written: a caller may drop an unfinished last record, never a bad one.
   [[noreturn]] void fail(const std::string& what) const {
     const std::string message = fmt::format("{}:{}: invalid JSON: {}", source_, line_, what);
-    if (pos_ >= text_.size()) throw IncompleteError(message);
+    if (only_space_from(pos_)) throw IncompleteError(message);
     throw ConfigError(message);
+  }
+
+  bool only_space_from(std::size_t at) const {
+    for (std::size_t i = at; i < text_.size(); ++i) {
+      if (!std::isspace(static_cast<unsigned char>(text_[i]))) return false;
+    }
+    return true;
+  }
+
+  // The text from pos_ to the end without its trailing whitespace.
+  std::string_view rest_trimmed() const {
+    std::string_view rest = text_.substr(pos_);
+    while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.back()))) rest.remove_suffix(1);
+    return rest;
+  }
+
+  // Fails as unfinished when what is left of the text is a cut-off start of `whole`.
+  void fail_if_cut_off(std::string_view whole) {
+    const std::string_view rest = rest_trimmed();
+    if (rest.size() < whole.size() && whole.substr(0, rest.size()) == rest) {
+      pos_ = text_.size();
+      fail("unexpected end of the file");
+    }
   }
 
   void skip_space() {
@@ -123,10 +148,7 @@ class Reader {
         v.boolean = flag;
         return v;
       }
-      if (w.substr(0, text_.size() - pos_) == text_.substr(pos_)) {  // "tru" at the end: cut off
-        pos_ = text_.size();
-        fail("unexpected end of the file");
-      }
+      fail_if_cut_off(w);  // "tru" at the end
     }
     if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) {
       const std::size_t begin = pos_;
@@ -171,7 +193,15 @@ class Reader {
           unsigned code = 0;
           const auto hex = text_.substr(pos_, 4);
           const auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), code, 16);
-          if (hex.size() != 4 || ec != std::errc() || end != hex.data() + 4) fail("bad \\u escape");
+          if (hex.size() != 4 || ec != std::errc() || end != hex.data() + 4) {
+            const std::string_view rest = rest_trimmed();  // "\u00" at the end: cut off
+            const auto hex_digit = [](char h) { return std::isxdigit(static_cast<unsigned char>(h)) != 0; };
+            if (rest.size() < 4 && std::all_of(rest.begin(), rest.end(), hex_digit)) {
+              pos_ = text_.size();
+              fail("unexpected end of the file");
+            }
+            fail("bad \\u escape");
+          }
           pos_ += 4;
           out.push_back(code < 0x80 ? static_cast<char>(code) : '?');
           break;

@@ -601,25 +601,17 @@ ModelFile parse_model_file(std::string_view yaml_text, std::string_view source) 
   if (const YAML::Node t = yaml_child(root, "terms")) read_terms(r, t, model);
   if (const YAML::Node regimes = yaml_child(root, "regimes")) {
     if (!regimes.IsSequence() || regimes.size() == 0) r.fail(regimes, "'regimes' must be a non-empty list");
-    std::vector<std::pair<Protocol, std::size_t>> named;  // protocols written in the file, and where
     for (std::size_t k = 0; k < regimes.size(); ++k) {
       model.regimes.push_back(read_regime(r, regimes[k], fmt::format("regimes[{}]", k), file_version));
-      if (file_version < 2) {
-        // Version 1 wrote no protocol: regime k of K stood for protocol_of_regime(k, K), as fitted.
-        if (regimes.size() > 3) {
-          r.fail(regimes[k], fmt::format("'regimes' has {} entries; a version 1 model has at most 3 (LL, LL128, Simple)",
-                                         regimes.size()));
-        }
-        model.regimes[k].protocol = protocol_of_regime(static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(regimes.size()));
-      }
-      // A time asked for under a protocol takes that protocol's regime: two would leave it to order.
-      if (const YAML::Node protocol = yaml_child(regimes[k], "protocol")) {
-        for (const auto& [p, j] : named) {
-          if (p != model.regimes[k].protocol) continue;
-          r.fail(protocol, fmt::format("'regimes[{}].protocol' = {} is also regimes[{}]'s: each protocol has one regime", k,
-                                       protocol_name(p), j));
-        }
-        named.emplace_back(model.regimes[k].protocol, k);
+      // A time asked for under a protocol takes that protocol's regime: two would leave it to
+      // their order. Version 1 regimes are size ranges only (no protocol), as they always were.
+      for (std::size_t j = 0; file_version >= 2 && j < k; ++j) {
+        if (model.regimes[j].protocol != model.regimes[k].protocol) continue;
+        const YAML::Node protocol = yaml_child(regimes[k], "protocol");
+        r.fail(protocol ? protocol : regimes[k],
+               fmt::format("'regimes[{}].protocol' = {}{} is also regimes[{}]'s: each protocol has one regime (give "
+                           "each regime its 'protocol': LL, LL128 or Simple)",
+                           k, protocol_name(model.regimes[k].protocol), protocol ? "" : " (the default)", j));
       }
       if (k > 0 && !(model.regimes[k - 1].max_size_bytes < model.regimes[k].min_size_bytes)) {
         r.fail(regimes[k], fmt::format("'regimes[{}].min_size_bytes' = {} must be above regimes[{}].max_size_bytes = {} "
