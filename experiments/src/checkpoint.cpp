@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -41,6 +43,7 @@ class Tokens {
     while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
     return pos_ == text_.size();
   }
+  std::size_t chars_left() const { return text_.size() - pos_; }
 
  private:
   std::string_view text_;
@@ -53,6 +56,20 @@ std::string file_bytes(const std::filesystem::path& path) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+bool finite_non_negative(double v) { return std::isfinite(v) && v >= 0; }
+
+// What a run can have written: times and delays finite and not negative (the reference time is
+// NaN when no trial needed it), the measured costs likewise.
+bool plausible(const UnitResult& u) {
+  if (!(std::isnan(u.time_no_delay_s) || finite_non_negative(u.time_no_delay_s))) return false;
+  if (!finite_non_negative(u.wall_s) || !finite_non_negative(u.generate_s) || !finite_non_negative(u.peak_rss_bytes)) {
+    return false;
+  }
+  return std::all_of(u.trials.begin(), u.trials.end(), [](const TrialResult& t) {
+    return finite_non_negative(t.delay_s) && finite_non_negative(t.time_s) && std::isfinite(t.time_after_last_arrival_s);
+  });
 }
 
 }  // namespace
@@ -88,6 +105,11 @@ UnitResult decode_unit(std::string_view line) {
   u.wall_s = tokens.number<double>();
   u.generate_s = tokens.number<double>();
   u.peak_rss_bytes = tokens.number<double>();
+  // A trial takes six fields, at least twelve characters: a range longer than the record can
+  // hold is refused before it is allocated (an edited 4e9-trial range ran out of memory).
+  if (static_cast<double>(u.trial_end - u.trial_begin) * 12 > static_cast<double>(tokens.chars_left())) {
+    throw Error("checkpoint record is too short for its trial range");
+  }
   u.trials.resize(u.trial_end - u.trial_begin);
   for (auto& t : u.trials) {
     t.delay_s = tokens.number<double>();
@@ -151,8 +173,12 @@ std::vector<UnitResult> Checkpoint::load() {
     const std::string_view body(line.data(), mark);
     if (fmt::format("{:016x}", fnv1a64(body)) != std::string_view(line).substr(mark + 2)) continue;
     try {
-      units.push_back(decode_unit(body));
-      units.back().resumed = true;
+      UnitResult u = decode_unit(body);
+      // A record that passes its checksum but holds what no run writes (a negative or
+      // infinite time, an edited journal) is run again rather than reported as a result.
+      if (!plausible(u)) continue;
+      u.resumed = true;
+      units.push_back(std::move(u));
     } catch (const Error&) {
       continue;  // checksum collisions aside, only a torn last line can get here
     }

@@ -107,6 +107,7 @@ int run_command(const Args& args, std::ostream& out) {
   ExperimentSpec spec;
   std::optional<SweepGrid> grid_storage;
   std::filesystem::path dir;
+  std::filesystem::path made_dir;  // the outermost directory of --out this run made (empty: none)
   double plot_timeout_s = kPlotTimeout_s;
   RunMemoryLimit memory_limit;
   const bool setup_ok = agreed_setup(*split, [&] {
@@ -142,6 +143,12 @@ int run_command(const Args& args, std::ostream& out) {
       }
     }
     if (root && !parser.flag_set("dry-run")) {
+      std::error_code ec;
+      for (std::filesystem::path d = std::filesystem::absolute(dir, ec).lexically_normal(); !d.empty() && !std::filesystem::exists(d, ec);
+           d = d.parent_path()) {
+        made_dir = d;
+        if (d == d.parent_path()) break;
+      }
       prepare_output_dir(dir, "run", "--out");
       check_study_output_files(dir, "run", "--out");
       // A failing plot script's log is written after the run: one named like an input (a trace
@@ -205,9 +212,25 @@ int run_command(const Args& args, std::ostream& out) {
   options.split = split.get();
 
   StudyResult result;
+  std::error_code journal_ec;
+  const bool journal_existed = root && std::filesystem::exists(checkpoint_path(dir), journal_ec);
   try {
     result = run_study(grid, options);
   } catch (const std::exception& e) {
+    // Bad input met only at run time (a draw past the hour, an engine that cannot run a point)
+    // is exit 2, and exit 2 writes nothing: the journal this run started goes, and the output
+    // directory it made if nothing else is in it. An interrupted run, or one that resumed an
+    // earlier journal, keeps it for the next run.
+    const bool bad_input = dynamic_cast<const ConfigError*>(&e) != nullptr || dynamic_cast<const ScheduleError*>(&e) != nullptr;
+    if (root && bad_input && !journal_existed) {
+      std::error_code ec;
+      std::filesystem::remove(checkpoint_path(dir), ec);
+      if (!made_dir.empty()) {
+        for (std::filesystem::path d = std::filesystem::absolute(dir, ec).lexically_normal();
+             std::filesystem::is_empty(d, ec) && std::filesystem::remove(d, ec) && d != made_dir; d = d.parent_path()) {
+        }
+      }
+    }
     if (split->size() > 1) {
       // The other ranks may wait for this one forever: report here and end the whole job.
       std::cerr << fmt::format("collsim: error (rank {}): {}\n", split->rank(), one_line_message(e.what()));

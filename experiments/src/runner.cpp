@@ -277,8 +277,8 @@ StudyResult run_study(const SweepGrid& grid, const RunnerOptions& options) {
     checkpoint = std::make_unique<Checkpoint>(checkpoint_path(options.checkpoint_dir), study_fingerprint(grid.spec()));
     for (UnitResult& u : checkpoint->load()) {
       if (u.unit >= units.size() || units[u.unit].point != u.point || units[u.unit].trial_begin != u.trial_begin ||
-          units[u.unit].trial_end != u.trial_end) {
-        continue;
+          units[u.unit].trial_end != u.trial_end || finished[u.unit] == '1') {
+        continue;  // not this plan's unit, or one already read (a run appends each unit once)
       }
       finished[u.unit] = '1';
       done[u.unit] = std::move(u);

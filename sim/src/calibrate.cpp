@@ -665,6 +665,11 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
   }
 
   const std::set<std::string> held_out_sources = held_out_inputs(options.hold_out, report.inputs);
+  if (!held_out_sources.empty() && held_out_sources.size() == report.inputs.size()) {
+    throw ConfigError(fmt::format("--hold-out {}: every input is held out, so nothing is left to fit (give the logs to "
+                                  "fit as well)",
+                                  fmt::join(options.hold_out, ",")));
+  }
   // Roles: fitted, cross-predicted, or not used at all.
   std::vector<CalibrationPoint> used;
   std::size_t dropped = 0;

@@ -855,6 +855,33 @@ TEST(CliHardening, NoOutputReplacesAnInputItRead) {
   EXPECT_EQ(run({"simulate", "-a", "ring", "--arrival-trace", ""}).code, 2);
 }
 
+// Bad input that shows only while a study runs (an engine that cannot run a point, a draw past
+// the hour in trial 49) is exit 2 and writes nothing: the journal and the output directory it
+// had made stayed behind, and a rerun "resumed" into the same error.
+TEST(CliHardening, BadInputMetMidRunLeavesNothingBehind) {
+  ScratchDir dir("midrun");
+  const fs::path engine = dir.write("engine.yaml",
+                                    "name: e\nalgorithms: [ring]\nn: [8]\nsizes: [1KiB]\nengine: closed_form\n"
+                                    "execution: fused\nlaunch: 1us\ndelays: [0, 1ms]\n");
+  const fs::path draw = dir.write("draw.yaml",
+                                  "name: d\nalgorithms: [ring]\nn: [64]\nsizes: [1KiB]\ntrials: 20\narrival:\n"
+                                  "  - {label: ok, model: stragglers, rank: 1, delay: 1ms}\n"
+                                  "  - {label: bad, model: stragglers, rank: 1, delay: 1ms,\n"
+                                  "     jitter: {distribution: exponential, mean: 700s}}\n");
+  for (const fs::path& spec : {engine, draw}) {
+    const fs::path out = dir.path() / "made" / spec.stem();
+    const CliRun r = run({"run", spec.string(), "--out", out.string(), "--quiet", "--no-plot"});
+    EXPECT_EQ(r.code, 2) << r.err;
+    test::expect_contains(r.err, spec == engine ? "the closed_form engine charges a fused launch" : "drew ");
+    EXPECT_EQ(run({"run", spec.string(), "--dry-run"}).code, 0);  // it is found only by running
+    EXPECT_FALSE(fs::exists(dir.path() / "made")) << spec;
+    // A directory that was there stays, empty as it was.
+    fs::create_directories(dir.path() / "kept");
+    EXPECT_EQ(run({"run", spec.string(), "--out", (dir.path() / "kept").string(), "--quiet", "--no-plot"}).code, 2);
+    EXPECT_TRUE(fs::is_empty(dir.path() / "kept"));
+  }
+}
+
 // Rerunning a study from its own config.resolved.yaml into its directory is the documented
 // rerun, not an output replacing an input; a pipe where a result file goes is refused before the
 // study runs (results.csv was written first, then the run failed).

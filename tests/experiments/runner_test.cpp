@@ -494,14 +494,19 @@ TEST(Checkpoint, AnotherBuildHasAnotherFingerprint) {
   fs::remove_all(dir);
 }
 
-// Every journal line carries a checksum of its body: a line whose body changed after it was
-// written (a bit flip, a hand edit) still decodes, and would resume a unit with results nobody
-// computed. Such a line is dropped and the unit runs again.
-TEST(Checkpoint, ALineWhoseChecksumNoLongerMatchesIsIgnored) {
+UnitResult unit_3_of_one_trial() {
   UnitResult u;
   u.unit = 3;
   u.trial_end = 1;
   u.trials = {{0.5, 1.0, 0.5, 3, false, 8}};
+  return u;
+}
+
+// Every journal line carries a checksum of its body: a line whose body changed after it was
+// written (a bit flip, a hand edit) still decodes, and would resume a unit with results nobody
+// computed. Such a line is dropped and the unit runs again.
+TEST(Checkpoint, ALineWhoseChecksumNoLongerMatchesIsIgnored) {
+  const UnitResult u = unit_3_of_one_trial();
   const fs::path dir = fresh_dir("checksum");
   Checkpoint(checkpoint_path(dir), "abc").append(u);
   ASSERT_EQ(Checkpoint(checkpoint_path(dir), "abc").load().size(), 1u);  // the record as written resumes
@@ -513,6 +518,27 @@ TEST(Checkpoint, ALineWhoseChecksumNoLongerMatchesIsIgnored) {
   Checkpoint edited(checkpoint_path(dir), "abc");
   EXPECT_TRUE(edited.load().empty());
   EXPECT_FALSE(edited.discarded());  // the header still matches: only the line is dropped
+  fs::remove_all(dir);
+}
+
+// A line whose checksum matches but whose record no run writes (an edited journal) is dropped
+// too: a trial range of 4e9 was allocated before anything checked it (the kernel killed the
+// run), and negative or infinite times were resumed into the results.
+TEST(Checkpoint, ARecordNoRunWritesIsIgnored) {
+  const UnitResult u = unit_3_of_one_trial();
+  const fs::path dir = fresh_dir("implausible");
+  Checkpoint(checkpoint_path(dir), "abc").append(u);
+  const auto signed_line = [](const std::string& body) { return fmt::format("{} #{:016x}\n", body, fnv1a64(body)); };
+  {
+    std::ofstream journal(checkpoint_path(dir), std::ios::app);
+    journal << signed_line("U 4 0 0 4000000000 nan 0.1 0 0 0.5 1 0.5 3 0 8");
+    for (const char* bad : {"-0.001", "nan", "inf"}) journal << signed_line(fmt::format("U 5 0 0 1 nan 0.1 0 0 0.5 {} 0.5 3 0 8", bad));
+    journal << signed_line("U 6 0 0 1 nan -1 0 0 0.5 1 0.5 3 0 8");
+  }
+  const std::vector<UnitResult> loaded = Checkpoint(checkpoint_path(dir), "abc").load();
+  ASSERT_EQ(loaded.size(), 1u);
+  EXPECT_EQ(loaded[0].unit, 3u);
+  EXPECT_THROW(decode_unit("U 4 0 0 4000000000 nan 0.1 0 0 0.5 1 0.5 3 0 8"), Error);
   fs::remove_all(dir);
 }
 

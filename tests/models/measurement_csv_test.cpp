@@ -64,8 +64,8 @@ TEST(MeasurementCsvReader, ReadsWhatTheWriterWrites) {
   row.straggler = 7;
   row.iteration = 3;
   row.time_s = 0.0123456789;
-  row.algbw_GBps = 1.5;
-  row.busbw_GBps = 2.625;
+  row.algbw_GBps = 347.89;  // size_bytes / time_s / 1e9, as the writer computes it
+  row.busbw_GBps = 608.81;
   row.launch = "gated";
   row.nccl_algo = "allreduce:tree";
   row.nccl_proto = "Simple";
@@ -74,7 +74,7 @@ TEST(MeasurementCsvReader, ReadsWhatTheWriterWrites) {
   row.nccl_version = "2.28.9";
   const std::string line = format_measurement_csv_row(row);
   EXPECT_EQ(line,
-            "stragglar,8,4294967296,0.005,7,3,0.0123456789,1.5,2.625,gated,allreduce:tree,Simple,\"NVIDIA H100, "
+            "stragglar,8,4294967296,0.005,7,3,0.0123456789,347.89,608.81,gated,allreduce:tree,Simple,\"NVIDIA H100, "
             "SXM\",13.0,2.28.9");
   const MeasurementCsv csv = parse_measurement_csv(std::string(kMeasurementCsvHeader) + "\n" + line + "\n", "m.csv");
   ASSERT_EQ(csv.rows.size(), 1u);
@@ -109,7 +109,13 @@ TEST(MeasurementCsvReader, BadInputs) {
   expect_contains(error_of(h + "ring,8,1MiB,0,-1,0,2.5e-05,1,1,d,v,v\n"), "column 'size_bytes': '1MiB' is not an integer");
   expect_contains(error_of(h + "ring,8,1.5,0,-1,0,2.5e-05,1,1,d,v,v\n"), "column 'size_bytes': '1.5' is not an integer");
   expect_contains(error_of(h + "ring,8,0,0,-1,0,2.5e-05,1,1,d,v,v\n"), "column 'size_bytes': 0 must be positive");
-  expect_contains(error_of(h + "ring,8,1024,0,-1,0,0,1,1,d,v,v\n"), "column 'time_s': 0 must be positive");
+  expect_contains(error_of(h + "ring,8,1024,0,-1,0,0,1,1,d,v,v\n"), "column 'time_s': 0 s is outside 1 ns .. 3600 s (1 hour)");
+  // The ranges and the algbw consistency nccl-tests logs are held to.
+  expect_contains(error_of(h + "ring,8,1024,0,-1,0,4000,0,0,d,v,v\n"), "column 'time_s': 4000 s is outside 1 ns .. 3600 s");
+  expect_contains(error_of(h + "ring,8,1024,0,-1,0,1e-300,0,0,d,v,v\n"), "column 'time_s': 1e-300 s is outside");
+  expect_contains(error_of(h + "ring,8,2199023255553,0,-1,0,1,0,0,d,v,v\n"), "'size_bytes': 2199023255553 is more than 1 TiB");
+  expect_contains(error_of(h + "ring,8,1048576,0,-1,0,2.5e-05,999,0,d,v,v\n"),
+                  "m.csv:2: column 'algbw_GBps': 999 GB/s does not match size_bytes/time_s = 41.9 GB/s");
   expect_contains(error_of(h + "ring,8,1024,-1e-3,-1,0,1e-5,1,1,d,v,v\n"), "column 'delay_s'");
   expect_contains(error_of(h + "ring,8,1024,0,8,0,1e-5,1,1,d,v,v\n"), "column 'straggler': 8 is outside -1..7");
   expect_contains(error_of(h + ",8,1024,0,-1,0,1e-5,1,1,d,v,v\n"), "column 'algorithm': is empty");

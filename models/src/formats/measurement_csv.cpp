@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -15,6 +16,7 @@
 #include "collsim/models/formats/nccl_log.hpp"
 #include "collsim/models/formats/text_file.hpp"
 #include "collsim/models/quote.hpp"
+#include "collsim/models/units.hpp"
 #include "text.hpp"
 
 namespace collsim {
@@ -129,9 +131,14 @@ MeasurementRow read_row(const RowReader& r, std::size_t line_number) {
   row.n = static_cast<std::uint32_t>(n);
   const std::int64_t size = r.integer("size_bytes");
   if (size <= 0) r.fail("size_bytes", fmt::format("{} must be positive", size));
+  // The ranges nccl-tests logs are held to: a size collsim can simulate, a time from 1 ns (a
+  // 1e-300 s row changed the number of regimes fitted) to the hour.
+  if (static_cast<double>(size) > kMaxSize_bytes) r.fail("size_bytes", fmt::format("{} is more than 1 TiB per rank", size));
   row.size_bytes = static_cast<std::uint64_t>(size);
   row.time_s = r.number("time_s");
-  if (row.time_s <= 0) r.fail("time_s", fmt::format("{} must be positive", row.time_s));
+  if (!(row.time_s >= kMinMeasuredTime_s && row.time_s <= kMaxDuration_s)) {
+    r.fail("time_s", fmt::format("{:.6g} s is outside 1 ns .. 3600 s (1 hour)", row.time_s));
+  }
   if (r.has("delay_s")) {
     row.delay_s = r.number("delay_s");
     if (row.delay_s < 0) r.fail("delay_s", fmt::format("{} must not be negative", row.delay_s));
@@ -147,7 +154,15 @@ MeasurementRow read_row(const RowReader& r, std::size_t line_number) {
     if (it < 0) r.fail("iteration", fmt::format("{} must not be negative", it));
     row.iteration = static_cast<std::uint64_t>(it);
   }
-  if (r.has("algbw_GBps")) row.algbw_GBps = r.number("algbw_GBps");
+  if (r.has("algbw_GBps")) {
+    row.algbw_GBps = r.number("algbw_GBps");
+    // algbw is size/time by definition (as nccl-tests prints it): a value that is not says the
+    // columns are not what they seem. 0 is an unfilled column.
+    const double expected = static_cast<double>(row.size_bytes) / row.time_s / 1e9;
+    if (row.algbw_GBps != 0 && !(std::fabs(expected - row.algbw_GBps) <= 0.05 * std::max(expected, row.algbw_GBps) + 0.011)) {
+      r.fail("algbw_GBps", fmt::format("{} GB/s does not match size_bytes/time_s = {:.3g} GB/s", row.algbw_GBps, expected));
+    }
+  }
   if (r.has("busbw_GBps")) row.busbw_GBps = r.number("busbw_GBps");
   if (r.has("launch")) {
     row.launch = r.text("launch");

@@ -617,6 +617,11 @@ class Parser {
     const std::pair<double, const char*> times[] = {{row.time_oop_s, "time (out-of-place)"},
                                                     {row.time_ip_s, "time (in-place)"}};
     for (const auto& [time_s, column] : times) {
+      // Below 1 ns, size/time overflowed and the algbw check passed a 1e-300 us row.
+      if (time_s < kMinMeasuredTime_s) {
+        row_error(line_no, text, fmt::format("column '{}' is {:.6g} us, below 1 ns, shorter than any collective", column,
+                                             time_s * 1e6));
+      }
       if (time_s > kMaxDuration_s) {
         row_error(line_no, text,
                   fmt::format("column '{}' is {:.6g} us, more than {} s (1 hour), the longest time collsim takes",
@@ -642,7 +647,7 @@ class Parser {
   void check_algbw(double size_bytes, double time_s, double algbw_GBps, std::string_view which,
                    std::size_t line_no, std::string_view text) const {
     const double expected = size_bytes / time_s / 1e9;
-    if (std::fabs(expected - algbw_GBps) > 0.05 * std::max(expected, algbw_GBps) + 0.011) {
+    if (!(std::fabs(expected - algbw_GBps) <= 0.05 * std::max(expected, algbw_GBps) + 0.011)) {  // NaN, inf: no match
       row_error(line_no, text,
                 fmt::format("{} algbw {} GB/s does not match size/time = {:.3g} GB/s", which, algbw_GBps, expected));
     }

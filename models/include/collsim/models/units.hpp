@@ -14,6 +14,7 @@ enum class BareNumber { Rejected, BaseUnit };
 /// Sane ranges (outside them a value is a typo, and doubles lose the precision the engines need:
 /// a 1e10 s delay leaves microsecond steps after the arrival).
 inline constexpr double kMaxDuration_s = 3600.0;                               ///< one hour
+inline constexpr double kMinMeasuredTime_s = 1e-9;  ///< a measured collective time below this is no measurement
 inline constexpr double kMaxSize_bytes = 1024.0 * 1024 * 1024 * 1024;          ///< 1 TiB per rank
 inline constexpr double kMinBandwidth_Bps = 1e3;                               ///< 1 KB/s
 inline constexpr double kMaxBandwidth_Bps = 1e15;                              ///< 1 PB/s
