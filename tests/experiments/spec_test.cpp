@@ -37,7 +37,7 @@ TEST(Spec, GoodFileHasEveryKey) {
   const ExperimentSpec spec = load_spec(std::string(COLLSIM_TEST_DATA_DIR) + "/experiments/good.yaml");
   EXPECT_EQ(spec.name, "good_spec");
   EXPECT_EQ(spec.description, "every key set");
-  EXPECT_EQ(spec.algorithms, (std::vector<std::string>{"recursive_halving_doubling", "ring"}));
+  EXPECT_EQ(spec.algorithms, (std::vector<std::string>{"double_binary_tree", "ring"}));
   EXPECT_FALSE(spec.baseline_added);
   EXPECT_EQ(spec.n, (std::vector<Rank>{4, 8}));
   EXPECT_EQ(spec.sizes_bytes, (std::vector<double>{65536, 1048576}));
@@ -266,6 +266,17 @@ TEST(SpecErrors, ArrivalLabelsAreUniqueAndGivenOnce) {
             2u);
 }
 
+// A key no listed algorithm reads is refused, as simulate refuses the flag for such a row.
+TEST(SpecErrors, KeysNoListedAlgorithmReads) {
+  expect_error("name: t\nalgorithms: [ring]\nn: [8]\nlate_ranks: 2\n",
+               {"late_ranks (line 4)", "applies only to algorithms that pick the late ranks at run time"});
+  expect_error("name: t\nalgorithms: [ring]\nn: [8]\nagreement_cost: 1ms\n", {"agreement_cost (line 4)", "'1ms'"});
+  expect_error("name: t\nalgorithms: [ring]\nn: [8]\npipeline_chunks: 8\n", {"pipeline_chunks (line 4)", "pipelined"});
+  EXPECT_NO_THROW(parse_and_validate("name: t\nalgorithms: [ring, stragglar_online]\nn: [8]\nlate_ranks: 2\n"));
+  EXPECT_NO_THROW(parse_and_validate("name: t\nalgorithms: [ring]\nn: [8]\npipeline_chunks: 0\n"));
+  EXPECT_NO_THROW(parse_and_validate("name: t\nalgorithms: [ring, nccl]\nn: [8]\npipeline_chunks: 8\n"));
+}
+
 TEST(SpecErrors, WrongTypes) {
   expect_error(kMinimal + "trials: many\n", {"trials", "line 4", "'many'"});
   expect_error("name: t\nalgorithms: [ring]\nn: {a: 1}\n", {"n", "line 3", "a map"});
@@ -338,8 +349,9 @@ TEST(Spec, LateRanksAndAgreementCost) {
   validate(again);
   EXPECT_EQ(again.late_ranks, 3u);
   EXPECT_DOUBLE_EQ(*again.agreement_s, 5e-6);
-  // Other algorithms do not read it, so it does not constrain their n.
-  EXPECT_EQ(parse_and_validate(kMinimal + "late_ranks: 9\n").late_ranks, 9u);
+  // Other algorithms do not read it, so it does not constrain their n; with none that reads it,
+  // it is refused (SpecErrors.KeysNoListedAlgorithmReads).
+  EXPECT_EQ(parse_and_validate("name: t\nalgorithms: [ring, stragglar_online]\nn: [8, 16]\nlate_ranks: 7\n").late_ranks, 7u);
 }
 
 TEST(SpecErrors, LateRanksAndAgreementCost) {
