@@ -136,9 +136,22 @@ std::string ArgParser::help() const {
   return text;
 }
 
+namespace {
+
+// A newline or tab in an output name is a quoting mistake far more often than a wish: --out
+// $'r5\n' made a directory whose name ends in a newline.
+void reject_control_characters(const std::string& text, std::string_view command, std::string_view option) {
+  if (std::none_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) return;
+  throw ConfigError(fmt::format("{}: {} '{}' holds a control character (a newline or tab?); give a plain name", command,
+                                option, quote_excerpt(text, 200)));
+}
+
+}  // namespace
+
 std::string output_file_option(const std::string& text, std::string_view command, std::string_view option) {
   namespace fs = std::filesystem;
   if (text.empty()) throw ConfigError(fmt::format("{}: {} needs a file name (got an empty path)", command, option));
+  reject_control_characters(text, command, option);
   std::error_code ec;
   const fs::path parent = fs::path(text).parent_path();
   if (!parent.empty() && !fs::exists(parent, ec)) {
@@ -151,9 +164,10 @@ std::string output_file_option(const std::string& text, std::string_view command
 
 std::string output_dir_option(const std::string& text, std::string_view command, std::string_view option) {
   if (text.empty()) throw ConfigError(fmt::format("{}: {} needs a directory (got an empty path)", command, option));
+  reject_control_characters(text, command, option);
   std::error_code ec;
   if (std::filesystem::exists(text, ec) && !std::filesystem::is_directory(text, ec)) {
-    throw ConfigError(fmt::format("{}: {} '{}' exists and is not a directory", command, option, text));
+    throw ConfigError(fmt::format("{}: {} '{}' exists and is not a directory", command, option, quote_excerpt(text, 200)));
   }
   return text;
 }

@@ -132,7 +132,11 @@ int run_command(const Args& args, std::ostream& out) {
       const std::string refusal = refusal_of(plan_study(*grid_storage), memory_limit);
       if (!refusal.empty()) throw ConfigError(refusal);
     }
-    dir = output_dir_option(parser.get_optional("out").value_or("results/" + spec.name), "run", "--out");
+    // Without --out the directory comes from the spec's name: say so, not "--out" (a 100,000-
+    // character name was reported as "--out '...': File name too long").
+    const std::optional<std::string> out_option = parser.get_optional("out");
+    const std::string out_label = out_option ? "--out" : "the output directory (no --out: results/<the spec's name>)";
+    dir = output_dir_option(out_option.value_or("results/" + spec.name), "run", out_label);
     // Rerunning a study from its own config.resolved.yaml writes the re-resolution back in place.
     {
       const std::filesystem::path spec_file = parser.positionals().front();
@@ -149,8 +153,8 @@ int run_command(const Args& args, std::ostream& out) {
         made_dir = d;
         if (d == d.parent_path()) break;
       }
-      prepare_output_dir(dir, "run", "--out");
-      check_study_output_files(dir, "run", "--out");
+      prepare_output_dir(dir, "run", out_label);
+      check_study_output_files(dir, "run", out_label);
       // A failing plot script's log is written after the run: one named like an input (a trace
       // saved as p.plot.log) was emptied by it.
       for (const auto& script : spec.plots) {

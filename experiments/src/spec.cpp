@@ -299,7 +299,11 @@ void SpecReader::parse(const YAML::Node& root) {
     spec_.baseline = algorithm;
   }
   if (const YAML::Node* plot = find_entry(entries, "plot")) {
-    for (const auto& [node, path] : axis(*plot, "plot", "a plot script path")) spec_.plots.push_back(file_path(node.Scalar()));
+    for (const auto& [node, path] : axis(*plot, "plot", "a plot script path")) {
+      // Empty, it resolved to the spec's directory and read as "does not exist".
+      if (node.Scalar().empty()) fail(node, path, "is empty (give a Python script)");
+      spec_.plots.push_back(file_path(node.Scalar()));
+    }
   }
   if (const YAML::Node* version = find_entry(entries, "collsim_version")) scalar(*version, "collsim_version", "a version");
 }

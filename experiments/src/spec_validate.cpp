@@ -14,6 +14,7 @@
 #include "collsim/models/formats/arrival_yaml.hpp"
 #include "collsim/models/topology.hpp"
 #include "collsim/models/units.hpp"
+#include "collsim/models/quote.hpp"
 #include "collsim/sim/engine.hpp"
 
 #ifndef COLLSIM_VERSION
@@ -204,8 +205,12 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
   reject_duplicates(spec, "plot", spec.plots, [](const std::string& s) { return s; });
   for (std::size_t i = 0; check_plot_scripts && i < spec.plots.size(); ++i) {
     if (!std::filesystem::is_regular_file(spec.plots[i])) {
-      throw ConfigError(fmt::format("{}plot script '{}' does not exist", where_item(spec, "plot", i, spec.plots.size()),
-                                    spec.plots[i]));
+      std::error_code ec;
+      const char* why = std::filesystem::is_directory(spec.plots[i], ec) ? "is a directory (give a Python script)"
+                        : std::filesystem::exists(spec.plots[i], ec)       ? "is not a regular file"
+                                                                           : "does not exist";
+      throw ConfigError(fmt::format("{}plot script '{}' {}", where_item(spec, "plot", i, spec.plots.size()),
+                                    quote_excerpt(spec.plots[i], 200), why));
     }
   }
   // The baseline joins the algorithms before the support check, so a hierarchical baseline

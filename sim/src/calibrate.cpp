@@ -816,8 +816,16 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
     for (int iteration = 0;; ++iteration) {
       bool changed = false;
       for (auto& p : report.points) {
-        ClassCostCoefficients c = schedule_cost_coefficients(schedules.get(p, topologies.get(p.n)), p.size_bytes, topologies.get(p.n),
-                                                             ExecutionCosts{p.execution, launch_at_s});
+        const Schedule& schedule = schedules.get(p, topologies.get(p.n));
+        ClassCostCoefficients c;
+        try {
+          c = schedule_cost_coefficients(schedule, p.size_bytes, topologies.get(p.n), ExecutionCosts{p.execution, launch_at_s});
+        } catch (const ConfigError& e) {
+          // The topology cannot run the schedule (nvls on a switch that does not reduce): name the row.
+          throw ConfigError(fmt::format("{}:{}: cannot explain this {} measurement of {} on {} ranks on topology '{}': {}",
+                                        p.source, p.line, collective_name(p.collective), p.algorithm, p.n, options.topology,
+                                        e.what()));
+        }
         changed = changed || iteration == 0 || !same_coefficients(c, p.class_coefficients);
         p.coefficients = c.total();
         p.coefficients.extra_gpu_launches = p.coefficients.launches * (p.gpus_per_thread - 1.0);

@@ -855,6 +855,42 @@ TEST(CliHardening, NoOutputReplacesAnInputItRead) {
   EXPECT_EQ(run({"simulate", "-a", "ring", "--arrival-trace", ""}).code, 2);
 }
 
+// A newline or tab in an output name is a quoting mistake: --out $'r5\n' made a directory whose
+// name ended in a newline. Without --out, a problem with the directory names the spec's name.
+TEST(CliHardening, OutputNamesWithControlCharactersAndTheDefaultDirectory) {
+  ScratchDir dir("ctrl");
+  expect_one_error_line(run({"run", COLLSIM_TEST_DATA_DIR "/experiments/mpi_small.yaml", "--out", (dir.path() / "r5\n").string(),
+                             "--quiet", "--no-plot"}),
+                        "r5?' holds a control character (a newline or tab?)");
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "4", "--trace", (dir.path() / "t\t.json").string()}),
+                        "simulate: --trace '");
+  const fs::path spec = dir.write("long.yaml", "name: " + std::string(5000, 'a') + "\nalgorithms: [ring]\nn: [4]\n");
+  const CliRun r = run({"run", spec.string(), "--quiet", "--no-plot"});
+  EXPECT_EQ(r.code, 2);
+  test::expect_contains(r.err, "run: the output directory (no --out: results/<the spec's name>) 'results/aaa");
+}
+
+// Messages that named the wrong problem: an empty plot or trace name resolved to the spec's
+// directory ("does not exist", "is a directory"), a plot script that is a directory "did not
+// exist", a YAML list given to --arrival was "no such file", and an nvls row of a measurement CSV
+// on a switch that cannot reduce named no file or line.
+TEST(CliHardening, MessagesNameTheRealProblem) {
+  ScratchDir dir("messages");
+  const std::string head = "name: p\nalgorithms: [ring]\nn: [4]\n";
+  expect_one_error_line(run({"run", dir.write("p1.yaml", head + "plot: \"\"\n").string(), "--dry-run"}),
+                        "p1.yaml: plot (line 4): is empty (give a Python script)");
+  expect_one_error_line(run({"run", dir.write("p2.yaml", head + "plot: " + dir.path().string() + "\n").string(), "--dry-run"}),
+                        "' is a directory (give a Python script)");
+  expect_one_error_line(run({"run", dir.write("p3.yaml", head + "arrival: {model: trace, file: \"\"}\n").string(), "--dry-run"}),
+                        "p3.yaml: arrival.file (line 4): is empty (give the trace file)");
+  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "4", "--arrival", "[1, 2]"}),
+                        "--arrival (line 1): expected a map {model: ..., ...}, got a list");
+  const fs::path csv = dir.write("nv.csv", "algorithm,n,size_bytes,time_s\nnvls,8,1048576,2.5e-05\nnvls,8,2097152,3.5e-05\n");
+  expect_one_error_line(run({"calibrate", csv.string(), "--no-plot"}),
+                        "nv.csv:2: cannot explain this all_reduce measurement of nvls on 8 ranks on topology 'nvswitch'");
+}
+
 // Bad input that shows only while a study runs (an engine that cannot run a point, a draw past
 // the hour in trial 49) is exit 2 and writes nothing: the journal and the output directory it
 // had made stayed behind, and a rerun "resumed" into the same error.
