@@ -160,9 +160,39 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
   }
 
   require_non_empty(spec, "topology", spec.topologies.size());
-  std::vector<std::string> topo_specs;
-  for (const auto& t : spec.topologies) topo_specs.push_back(t.spec);
-  reject_duplicates(spec, "topology", topo_specs, [](const std::string& s) { return s; });
+  // Compared as the files they load: `dgx_h100` and the path of configs/topologies/dgx_h100.yaml
+  // ran twice under one label. The shorthands (nvswitch, full_mesh) are built from `link`, not
+  // from their files, so they are their own names.
+  std::vector<std::string> topo_files;
+  for (const auto& t : spec.topologies) {
+    if (topology_uses_link(t.spec)) {
+      topo_files.push_back(t.spec);
+      continue;
+    }
+    const std::filesystem::path as_file(t.spec);
+    const std::filesystem::path file =
+        as_file.is_absolute() ? as_file : std::filesystem::path(default_configs_dir()) / "topologies" / (t.spec + ".yaml");
+    std::error_code ec;
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(file, ec);
+    topo_files.push_back(ec ? file.lexically_normal().string() : canonical.string());
+  }
+  reject_duplicates(spec, "topology", topo_files, [&](const std::string& f) {
+    const auto at = static_cast<std::size_t>(std::find(topo_files.begin(), topo_files.end(), f) - topo_files.begin());
+    if (topology_uses_link(spec.topologies[at].spec)) return fmt::format("'{}'", spec.topologies[at].label);
+    return fmt::format("'{}' (the file {})", spec.topologies[at].label, quote_excerpt(f, 200));
+  });
+  // The label names the rows of the result files: two topologies under one label (the nvswitch
+  // shorthand and a file nvswitch.yaml elsewhere) gave rows nothing told apart.
+  for (std::size_t i = 0; i < spec.topologies.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (spec.topologies[i].label != spec.topologies[j].label) continue;
+      throw ConfigError(fmt::format("{}topology[{}] and topology[{}] are both labelled '{}' in the result files, but "
+                                    "load different topologies ({} and {}); give the file another name",
+                                    where_item(spec, "topology", i, spec.topologies.size()), j, i,
+                                    spec.topologies[i].label, quote_excerpt(topo_files[j], 200),
+                                    quote_excerpt(topo_files[i], 200)));
+    }
+  }
   spec.resolved_engines.assign(spec.topologies.size(), {});
   for (std::size_t i = 0; i < spec.topologies.size(); ++i) {
     for (Rank n : spec.n) {

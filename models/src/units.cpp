@@ -113,7 +113,7 @@ double parse_size_bytes(std::string_view text, std::string_view what, BareNumber
   }
   if (bytes != std::floor(bytes)) {
     throw ConfigError(
-        fmt::format("{}: size '{}' is {:g} bytes, not a whole number of bytes", what, quote_excerpt(text), bytes));
+        fmt::format("{}: size '{}' is {:.12g} bytes, not a whole number of bytes", what, quote_excerpt(text), bytes));
   }
   return bytes;
 }

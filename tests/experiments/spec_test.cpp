@@ -405,6 +405,14 @@ TEST(SpecErrors, DuplicatesAfterUnitParsingOnEveryAxis) {
   expect_error(kMinimal + "arrival: {model: stragglers, rank: 3, delay: 1ms}\ndelays: [2ms, 2000us]\n", {"delays", "twice"});
   expect_error(kMinimal + "start: [eager, barrier, eager]\n", {"start[2]", "line 4", "twice"});
   expect_error(kMinimal + "topology: [full_mesh, nvswitch, full_mesh]\n", {"topology[2]", "twice"});
+  // A topology by name and by the path of its file is one topology; the nvswitch shorthand and a
+  // file named nvswitch.yaml are two under one label.
+  const std::string topologies = std::string(COLLSIM_SOURCE_DIR) + "/configs/topologies/";
+  expect_error(kMinimal + "topology: [dgx_h100, " + topologies + "dgx_h100.yaml]\n",
+               {"topology[1]", "'dgx_h100' (the file ", "dgx_h100.yaml) is listed twice"});
+  expect_error(kMinimal + "topology: [nvswitch, " + topologies + "nvswitch.yaml]\n",
+               {"topology[0] and topology[1] are both labelled 'nvswitch'", "give the file another name"});
+  EXPECT_EQ(parse_and_validate(kMinimal + "topology: [dgx_h100, " + topologies + "dgx_a100.yaml]\n").topologies.size(), 2u);
   expect_error(kMinimal + "engine: [replay, replay]\n", {"engine[1]", "twice"});
   const std::string script = std::string(COLLSIM_SOURCE_DIR) + "/plots/delay_sweep.py";
   expect_error(kMinimal + "plot: [" + script + ", " + script + "]\n", {"plot[1]", "twice"});

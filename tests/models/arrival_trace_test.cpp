@@ -259,6 +259,22 @@ TEST(ArrivalTrace, AnUnfinishedLastJsonLineIsNamedAndCanBeDropped) {
                       {"i.json:3: invalid JSON: unexpected character 't'"});
 }
 
+// A format version other than v4.0..v4.3 is read as v4, with a warning naming it and its line.
+TEST(ArrivalTrace, AnUnknownInspectorFormatVersionIsAWarning) {
+  const auto with_version = [](std::string record, const std::string& version) {
+    return record.insert(1, "\"metadata\": {\"inspector_output_format_version\": " + version + "}, ");
+  };
+  const std::string known = with_version(record("0x1", 0, 2, 1, "10"), "\"v4.3\"") + record("0x1", 1, 2, 1, "15");
+  EXPECT_TRUE(parse_arrival_trace(known, "i.json").warnings.empty());
+  const ArrivalTrace t = parse_arrival_trace(
+      with_version(record("0x1", 0, 2, 1, "10"), "\"v5.0\"") + with_version(record("0x1", 1, 2, 1, "15"), "7"), "i.json");
+  EXPECT_EQ(t.size(), 1u);
+  ASSERT_EQ(t.warnings.size(), 2u);
+  EXPECT_NE(t.warnings[0].find("NCCL Inspector output format 'a number' is not one collsim knows"), std::string::npos)
+      << t.warnings[0];
+  EXPECT_NE(t.warnings[1].find("line 1: NCCL Inspector output format 'v5.0'"), std::string::npos) << t.warnings[1];
+}
+
 TEST(ArrivalTrace, QuotedCsvFieldsAndGlobalRankHint) {
   // pandas QUOTE_ALL, and R's write.csv with its row-name column.
   const ArrivalTrace q = parse_arrival_trace("\"iteration\",\"rank\",\"arrival_s\"\n\"0\",\"0\",\"1.5\"\n0,1,2\n", "t.csv");
@@ -271,6 +287,11 @@ TEST(ArrivalTrace, QuotedCsvFieldsAndGlobalRankHint) {
   // Global rank ids (this group's members are ranks 3 and 19 of the job) are not 0..k-1.
   expect_config_error([] { parse_arrival_trace("iteration,rank,arrival_s\n0,3,0\n0,19,1\n1,3,0\n1,19,1\n", "t.csv"); },
                       {"only 4 arrivals", "only 2 distinct ranks (3, 19)", "number the ranks 0..k-1"});
+  // The rank that no row has is named, and a delay just past the hour is shown with its digits.
+  expect_config_error([] { parse_arrival_trace("iteration,rank,arrival_s\n0,0,0\n0,2,1\n", "t.csv"); },
+                      {"holds only 2 arrivals", "(rank 1 is in no row)"});
+  expect_config_error([] { parse_arrival_trace("iteration,rank,arrival_s\n0,0,0\n0,1,3600.000001\n", "t.csv"); },
+                      {"t.csv:3: iteration 0 rank 1 arrives 3600.000001 s after the first rank"});
   // With enough iterations to get past that count, the missing rank 0 gets the same hint.
   std::string many = "iteration,rank,arrival_s\n";
   for (int i = 0; i < 12; ++i) many += fmt::format("{0},3,0\n{0},19,1\n", i);

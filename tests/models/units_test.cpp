@@ -89,6 +89,8 @@ TEST(Units, UnitsRequiredWholeBytesAndSaneRange) {
   EXPECT_NE(message([] { parse_duration_s("5", "--delay"); }).find("needs a unit"), std::string::npos);
   EXPECT_NE(message([] { parse_size_bytes("1048576", "--size"); }).find("needs a unit"), std::string::npos);
   EXPECT_NE(message([] { parse_size_bytes("1.5B", "--size"); }).find("not a whole number of bytes"), std::string::npos);
+  // With its digits: "1.000001B is 1 bytes, not a whole number" read as a contradiction.
+  EXPECT_NE(message([] { parse_size_bytes("1.000001B", "--size"); }).find("is 1.000001 bytes"), std::string::npos);
   EXPECT_NE(message([] { parse_duration_s("1e300s", "--delay"); }).find("longer than 3600 s"), std::string::npos);
   EXPECT_NE(message([] { parse_duration_s("1e10s", "--delay"); }).find("'1e10s'"), std::string::npos);
   EXPECT_NE(message([] { parse_size_bytes("2TiB", "--size"); }).find("larger than 1 TiB"), std::string::npos);

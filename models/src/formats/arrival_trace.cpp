@@ -255,6 +255,27 @@ std::string pick_communicator(const std::vector<CollectiveRecord>& colls, std::s
   return order.front();
 }
 
+// Inspector names its output format in each record's metadata. The fields read here are those
+// of v4.0 to v4.3; another version may have moved them, so it is read as v4 with a warning
+// (refusing it would refuse the next release's traces outright). Records without metadata are
+// read silently, as ever.
+void warn_about_format_versions(const std::vector<json::Value>& values, std::vector<std::string>& warnings) {
+  std::map<std::string, std::size_t> unknown;  // version -> first line
+  for (const json::Value* record : inspector_records(values)) {
+    const json::Value* metadata = record->find("metadata");
+    const json::Value* version = metadata ? metadata->find("inspector_output_format_version") : nullptr;
+    if (version == nullptr) continue;
+    const std::string text = version->type == json::Value::Type::String ? version->text : std::string(json::type_name(version->type));
+    if (text == "v4.0" || text == "v4.1" || text == "v4.2" || text == "v4.3") continue;
+    unknown.emplace(text, version->line);
+  }
+  for (const auto& [text, line] : unknown) {
+    warnings.push_back(fmt::format("line {}: NCCL Inspector output format '{}' is not one collsim knows (v4.0 to v4.3); "
+                                   "read as v4",
+                                   line, quote_excerpt(text)));
+  }
+}
+
 std::vector<Row> inspector_rows(const std::vector<json::Value>& values, std::string_view source,
                                 const std::optional<std::string>& wanted, std::uint32_t& group_size) {
   const std::vector<const json::Value*> records = inspector_records(values);
@@ -381,9 +402,16 @@ ArrivalTrace assemble(std::vector<Row> rows, std::uint32_t group_size, double un
   // Every iteration lists every rank: a group larger than the rows is refused before a slot per
   // rank is allocated for it (a rank of 4,000,000,000 on one line asked for 32 GB).
   if (ranks > rows.size()) {
+    // Name the first rank no row has: with ranks 0 and 2 the message said neither.
+    std::vector<std::uint32_t> seen;
+    for (const Row& r : rows) seen.push_back(r.rank);
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    std::uint32_t absent = 0;
+    while (absent < seen.size() && seen[absent] == absent) ++absent;
     throw ConfigError(fmt::format("arrival trace '{}': the group has {} ranks (0..{}) but the trace holds only {} "
-                                  "arrivals; every iteration must list every rank{}",
-                                  source, ranks, ranks - 1, rows.size(), ranks_seen(rows, ranks)));
+                                  "arrivals; every iteration must list every rank (rank {} is in no row){}",
+                                  source, ranks, ranks - 1, rows.size(), absent, ranks_seen(rows, ranks)));
   }
   group_size = static_cast<std::uint32_t>(ranks);
   std::map<std::uint64_t, std::vector<const Row*>> by_iteration;
@@ -425,7 +453,7 @@ ArrivalTrace assemble(std::vector<Row> rows, std::uint32_t group_size, double un
       // "mean" and completion time.
       const double delay_s = (r->time - earliest) * unit_s;
       if (!(delay_s <= kMaxDuration_s)) {
-        throw ConfigError(fmt::format("{}:{}: iteration {} rank {} arrives {:g} s after the first rank of its iteration, "
+        throw ConfigError(fmt::format("{}:{}: iteration {} rank {} arrives {:.12g} s after the first rank of its iteration, "
                                       "beyond the supported {:g} s (1 hour)",
                                       source, r->line, iteration, r->rank, delay_s, kMaxDuration_s));
       }
@@ -505,6 +533,7 @@ ArrivalTrace parse_arrival_trace(std::string_view text, std::string_view source,
     const std::vector<json::Value> values = inspector_values(text, source, options.skip_incomplete, warnings);
     std::uint32_t group_size = 0;
     std::vector<Row> rows = inspector_rows(values, source, options.communicator, group_size);
+    warn_about_format_versions(values, warnings);
     return assemble(std::move(rows), group_size, 1e-6, source, n, options.skip_incomplete, std::move(warnings));
   }
   if (options.communicator) {
