@@ -210,6 +210,9 @@ TEST(ModelFile, BadFilesNameKeyAndLine) {
   expect_contains(error_of(head + link +
                            "regimes:\n  - {min_size_bytes: 8, max_size_bytes: 4, latency_s: 1e-6, bandwidth_Bps: 1e10}\n"),
                   "max_size_bytes 4 is below min_size_bytes 8");
+  expect_contains(error_of(head + link +
+                           "regimes:\n  - {min_size_bytes: 1.5, max_size_bytes: 4096, latency_s: 1e-6, bandwidth_Bps: 1e10}\n"),
+                  "m.yaml:5: 'regimes[0].min_size_bytes' = 1.5 is not a whole number of bytes");
   expect_contains(error_of(head + link + "regimes:\n  - {min_size_bytes: 8, max_size_bytes: 16, latency_s: 1e-6}\n"),
                   "m.yaml:5: 'regimes[0]' has no key 'bandwidth_Bps'");
   // Two regimes for one protocol left a time under that protocol to their order.
