@@ -141,7 +141,8 @@ namespace {
 // A newline or tab in an output name is a quoting mistake far more often than a wish: --out
 // $'r5\n' made a directory whose name ends in a newline.
 void reject_control_characters(const std::string& text, std::string_view command, std::string_view option) {
-  if (std::none_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) return;
+  if (std::none_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+    return;
   throw ConfigError(fmt::format("{}: {} '{}' holds a control character (a newline or tab?); give a plain name", command,
                                 option, quote_excerpt(text, 200)));
 }
@@ -167,7 +168,8 @@ std::string output_dir_option(const std::string& text, std::string_view command,
   reject_control_characters(text, command, option);
   std::error_code ec;
   if (std::filesystem::exists(text, ec) && !std::filesystem::is_directory(text, ec)) {
-    throw ConfigError(fmt::format("{}: {} '{}' exists and is not a directory", command, option, quote_excerpt(text, 200)));
+    throw ConfigError(
+        fmt::format("{}: {} '{}' exists and is not a directory", command, option, quote_excerpt(text, 200)));
   }
   return text;
 }

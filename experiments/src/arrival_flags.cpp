@@ -154,8 +154,9 @@ std::optional<ArrivalSpec> arrival_from_flags(const ArgParser& p, Rank n, std::s
     // Without '{' or ':' the text cannot be the map the model is, so it names a file: say what is
     // wrong with it ("expected a map, got a scalar" hid a directory or a typo in the name).
     // '[' opens a YAML list: '[1, 2]' is a model of the wrong type, not a missing file.
-    const bool names_a_file = (text.find_first_of("{:\n") == std::string::npos && !text.starts_with('[')) ||
-                              ((text.ends_with(".yaml") || text.ends_with(".yml")) && text.find('{') == std::string::npos);
+    const bool names_a_file =
+        (text.find_first_of("{:\n") == std::string::npos && !text.starts_with('[')) ||
+        ((text.ends_with(".yaml") || text.ends_with(".yml")) && text.find('{') == std::string::npos);
     if (!is_file && names_a_file) {
       const bool exists = std::filesystem::exists(text, ec);
       throw ConfigError(fmt::format("{}: --arrival '{}': {} (give a YAML file or the model inline)", command,

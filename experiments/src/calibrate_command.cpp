@@ -84,10 +84,13 @@ int calibrate_command(const Args& args, std::ostream& out) {
   ArgParser parser("calibrate",
                    "Fit alpha, beta (and gamma) to nccl-tests logs or collsim-cuda CSVs, through a schedule, "
                    "and cross-predict the collectives not fitted.");
-  parser.positional("FILE...", "nccl-tests logs (all_reduce, reduce_scatter, all_gather, sendrecv) or collsim-cuda CSVs")
+  parser
+      .positional("FILE...", "nccl-tests logs (all_reduce, reduce_scatter, all_gather, sendrecv) or collsim-cuda CSVs")
       .option("out", "-o", "MODEL.yaml", "model file to write (plus MODEL_fit.csv beside it)")
       .option("csv", "", "FILE", "measured-vs-predicted CSV (default: <MODEL>_fit.csv)")
-      .option("algo", "", "NAME", "schedule that explains the logs; nccl: what NCCL would run under the model being fitted (a fixed point)", "ring")
+      .option("algo", "", "NAME",
+              "schedule that explains the logs; nccl: what NCCL would run under the model being fitted (a fixed point)",
+              "ring")
       .option("topology", "", "NAME|FILE",
               "topology the schedules run on; alpha and beta are fitted per link class (cluster: nvlink, network)",
               "nvswitch")
@@ -100,13 +103,16 @@ int calibrate_command(const Args& args, std::ostream& out) {
       .option("time", "", "min|out_of_place|in_place", "which nccl-tests time column to use", "min")
       .option("fit-on", "", "C[,C...]", "collectives to fit (default: every input)")
       .option("predict", "", "C[,C...]", "collectives to cross-predict (default: every input not fitted)")
-      .option("hold-out", "", "FILE[,FILE...]", "inputs (file names or paths) to predict, never fit (leave-one-out checks)")
+      .option("hold-out", "", "FILE[,FILE...]",
+              "inputs (file names or paths) to predict, never fit (leave-one-out checks)")
       .option("collective", "", "C", "override the collective of every nccl-tests log")
       .option("nranks", "", "N", "override the rank count of every nccl-tests log")
       .option("max-schedule-memory", "", "SIZE",
-              "refuse a measured n whose schedule is estimated to need more memory (at most this machine's memory)", "4GiB")
+              "refuse a measured n whose schedule is estimated to need more memory (at most this machine's memory)",
+              "4GiB")
       .option("name", "", "NAME", "model name (default: the stem of --out)")
-      .flag("no-plot", "do not plot measured vs predicted (default: <MODEL>_fit.png/.svg with plots/calibration_fit.py)");
+      .flag("no-plot",
+            "do not plot measured vs predicted (default: <MODEL>_fit.png/.svg with plots/calibration_fit.py)");
   if (!parser.parse(args)) {
     out << parser.help();
     return 0;
@@ -165,9 +171,11 @@ int calibrate_command(const Args& args, std::ostream& out) {
   if (!csv.empty() && !parser.flag_set("no-plot")) {
     const std::filesystem::path& owner = options.out_model.empty() ? csv : options.out_model;
     const std::string stem = options.out_model.empty() ? csv.stem().string() : owner.stem().string() + "_fit";
-    for (const std::filesystem::path& file : {owner.parent_path() / (stem + ".png"), owner.parent_path() / (stem + ".svg"),
-                                              std::filesystem::path(csv).replace_extension(".plot.log")}) {
-      check_output_file(file, "calibrate", fmt::format("the plot (writes {}; --no-plot skips it)", file.filename().string()));
+    for (const std::filesystem::path& file :
+         {owner.parent_path() / (stem + ".png"), owner.parent_path() / (stem + ".svg"),
+          std::filesystem::path(csv).replace_extension(".plot.log")}) {
+      check_output_file(file, "calibrate",
+                        fmt::format("the plot (writes {}; --no-plot skips it)", file.filename().string()));
     }
   }
   for (const auto& input : parser.positionals()) {

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -68,7 +68,8 @@ bool plausible(const UnitResult& u) {
     return false;
   }
   return std::all_of(u.trials.begin(), u.trials.end(), [](const TrialResult& t) {
-    return finite_non_negative(t.delay_s) && finite_non_negative(t.time_s) && std::isfinite(t.time_after_last_arrival_s);
+    return finite_non_negative(t.delay_s) && finite_non_negative(t.time_s) &&
+           std::isfinite(t.time_after_last_arrival_s);
   });
 }
 

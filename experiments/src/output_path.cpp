@@ -32,11 +32,13 @@ void check_output_file(const fs::path& path, std::string_view command, std::stri
   // refused here with the option's name: a device (/dev/null), a pipe, a link to either.
   const fs::file_status status = fs::symlink_status(path, ec);
   if (fs::is_symlink(status) && !fs::is_regular_file(path, ec)) {
-    throw ConfigError(fmt::format("{}: {} '{}' is a link, and not to a regular file (give a file name)", command, option, shown));
+    throw ConfigError(
+        fmt::format("{}: {} '{}' is a link, and not to a regular file (give a file name)", command, option, shown));
   }
   if (!fs::is_symlink(status) && fs::exists(status) && !fs::is_regular_file(status)) {
-    throw ConfigError(fmt::format("{}: {} '{}' exists and is not a regular file (a device or a pipe?); give a file name",
-                                  command, option, shown));
+    throw ConfigError(
+        fmt::format("{}: {} '{}' exists and is not a regular file (a device or a pipe?); give a file name", command,
+                    option, shown));
   }
 }
 

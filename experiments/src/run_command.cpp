@@ -148,8 +148,8 @@ int run_command(const Args& args, std::ostream& out) {
     }
     if (root && !parser.flag_set("dry-run")) {
       std::error_code ec;
-      for (std::filesystem::path d = std::filesystem::absolute(dir, ec).lexically_normal(); !d.empty() && !std::filesystem::exists(d, ec);
-           d = d.parent_path()) {
+      for (std::filesystem::path d = std::filesystem::absolute(dir, ec).lexically_normal();
+           !d.empty() && !std::filesystem::exists(d, ec); d = d.parent_path()) {
         made_dir = d;
         if (d == d.parent_path()) break;
       }
@@ -225,7 +225,8 @@ int run_command(const Args& args, std::ostream& out) {
     // is exit 2, and exit 2 writes nothing: the journal this run started goes, and the output
     // directory it made if nothing else is in it. An interrupted run, or one that resumed an
     // earlier journal, keeps it for the next run.
-    const bool bad_input = dynamic_cast<const ConfigError*>(&e) != nullptr || dynamic_cast<const ScheduleError*>(&e) != nullptr;
+    const bool bad_input =
+        dynamic_cast<const ConfigError*>(&e) != nullptr || dynamic_cast<const ScheduleError*>(&e) != nullptr;
     if (root && bad_input && !journal_existed) {
       std::error_code ec;
       std::filesystem::remove(checkpoint_path(dir), ec);

@@ -91,7 +91,8 @@ int schedule_command(const Args& args, std::ostream& out) {
       .option("late-ranks", "", "K", "stragglar_online: ranks expected late (1..n-1)", "1")
       .option("gpus-per-node", "", "G", "hierarchical algorithms: GPUs per node (n must be a multiple)")
       .option("format", "", "text|json|stats", "output format", "text")
-      .option("max-schedule-memory", "", "SIZE", "refuse an -n whose schedule is estimated to need more memory (at most this machine's memory)",
+      .option("max-schedule-memory", "", "SIZE",
+              "refuse an -n whose schedule is estimated to need more memory (at most this machine's memory)",
               format_size(kDefaultScheduleMemoryLimit_bytes));
   if (!parser.parse(args)) {
     out << parser.help();

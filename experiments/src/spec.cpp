@@ -235,29 +235,34 @@ void SpecReader::parse(const YAML::Node& root) {
   }
   // A key that no listed algorithm reads changes nothing: refused, as simulate refuses the flag
   // (late_ranks: 2 with [ring] ran, and its results looked like those of a setting).
-  const auto read_by_some = [&](const char* key, const YAML::Node* node, bool (*reads)(const AlgorithmInfo&), const char* who) {
+  const auto read_by_some = [&](const char* key, const YAML::Node* node, bool (*reads)(const AlgorithmInfo&),
+                                const char* who) {
     if (node == nullptr) return;
     const bool read = std::any_of(spec_.algorithms.begin(), spec_.algorithms.end(), [&](const std::string& a) {
       const AlgorithmInfo* info = find_algorithm_or_null(a);
       return info == nullptr || reads(*info);
     });
     if (!read) {
-      fail(*node, key, fmt::format("{} = '{}' applies only to {}, and none is in 'algorithms'", key, quote_excerpt(node->Scalar()),
-                                   who));
+      fail(*node, key,
+           fmt::format("{} = '{}' applies only to {}, and none is in 'algorithms'", key, quote_excerpt(node->Scalar()),
+                       who));
     }
   };
   // The defaults (late_ranks 1, pipeline_chunks 0) are what config.resolved.yaml writes for every study.
   if (spec_.late_ranks != 1) {
-    read_by_some("late_ranks", find_entry(entries, "late_ranks"), [](const AlgorithmInfo& i) { return i.relabel_at_run_time; },
-                 "algorithms that pick the late ranks at run time (stragglar_online)");
+    read_by_some(
+        "late_ranks", find_entry(entries, "late_ranks"), [](const AlgorithmInfo& i) { return i.relabel_at_run_time; },
+        "algorithms that pick the late ranks at run time (stragglar_online)");
   }
-  read_by_some("agreement_cost", find_entry(entries, "agreement_cost"),
-               [](const AlgorithmInfo& i) { return i.relabel_at_run_time; },
-               "algorithms that pick the late ranks at run time (stragglar_online)");
+  read_by_some(
+      "agreement_cost", find_entry(entries, "agreement_cost"),
+      [](const AlgorithmInfo& i) { return i.relabel_at_run_time; },
+      "algorithms that pick the late ranks at run time (stragglar_online)");
   if (spec_.pipeline_chunks != 0) {
-    read_by_some("pipeline_chunks", find_entry(entries, "pipeline_chunks"),
-                 [](const AlgorithmInfo& i) { return i.default_pipeline_chunks > 0 || i.chosen_per_run; },
-                 "pipelined algorithms (see 'collsim algorithms', column pipeline)");
+    read_by_some(
+        "pipeline_chunks", find_entry(entries, "pipeline_chunks"),
+        [](const AlgorithmInfo& i) { return i.default_pipeline_chunks > 0 || i.chosen_per_run; },
+        "pipelined algorithms (see 'collsim algorithms', column pipeline)");
   }
   if (const YAML::Node* interval = find_entry(entries, "reshare_interval")) {
     spec_.reshare_interval_s =
@@ -475,14 +480,16 @@ void SpecReader::parse_arrivals(const YAML::Node* arrival, const YAML::Node* del
       bool control = false;  // C0, DEL, or C1 (U+0080..U+009F, as UTF-8 C2 80..C2 9F: CSI and the like)
       for (std::size_t i = 0; i < choice.label.size(); ++i) {
         const auto b = static_cast<unsigned char>(choice.label[i]);
-        const bool c1 = b == 0xC2 && i + 1 < choice.label.size() && static_cast<unsigned char>(choice.label[i + 1]) < 0xA0;
+        const bool c1 =
+            b == 0xC2 && i + 1 < choice.label.size() && static_cast<unsigned char>(choice.label[i + 1]) < 0xA0;
         control = control || b < 0x20 || b == 0x7f || c1;
       }
       if (control) {
-        fail(label, path + ".label",
-             fmt::format("label '{}' holds a control character (a newline, tab or escape); it names rows of results.csv "
-                         "and summary.csv: use one line of printable text",
-                         quote_excerpt(choice.label)));
+        fail(
+            label, path + ".label",
+            fmt::format("label '{}' holds a control character (a newline, tab or escape); it names rows of results.csv "
+                        "and summary.csv: use one line of printable text",
+                        quote_excerpt(choice.label)));
       }
     }
     try {

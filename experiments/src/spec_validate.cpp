@@ -12,9 +12,9 @@
 #include "collsim/experiments/spec.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/arrival_yaml.hpp"
+#include "collsim/models/quote.hpp"
 #include "collsim/models/topology.hpp"
 #include "collsim/models/units.hpp"
-#include "collsim/models/quote.hpp"
 #include "collsim/sim/engine.hpp"
 
 #ifndef COLLSIM_VERSION
@@ -171,7 +171,8 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
     }
     const std::filesystem::path as_file(t.spec);
     const std::filesystem::path file =
-        as_file.is_absolute() ? as_file : std::filesystem::path(default_configs_dir()) / "topologies" / (t.spec + ".yaml");
+        as_file.is_absolute() ? as_file
+                              : std::filesystem::path(default_configs_dir()) / "topologies" / (t.spec + ".yaml");
     std::error_code ec;
     const std::filesystem::path canonical = std::filesystem::weakly_canonical(file, ec);
     topo_files.push_back(ec ? file.lexically_normal().string() : canonical.string());
@@ -186,11 +187,11 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
   for (std::size_t i = 0; i < spec.topologies.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
       if (spec.topologies[i].label != spec.topologies[j].label) continue;
-      throw ConfigError(fmt::format("{}topology[{}] and topology[{}] are both labelled '{}' in the result files, but "
-                                    "load different topologies ({} and {}); give the file another name",
-                                    where_item(spec, "topology", i, spec.topologies.size()), j, i,
-                                    spec.topologies[i].label, quote_excerpt(topo_files[j], 200),
-                                    quote_excerpt(topo_files[i], 200)));
+      throw ConfigError(
+          fmt::format("{}topology[{}] and topology[{}] are both labelled '{}' in the result files, but "
+                      "load different topologies ({} and {}); give the file another name",
+                      where_item(spec, "topology", i, spec.topologies.size()), j, i, spec.topologies[i].label,
+                      quote_excerpt(topo_files[j], 200), quote_excerpt(topo_files[i], 200)));
     }
   }
   spec.resolved_engines.assign(spec.topologies.size(), {});
@@ -237,8 +238,8 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
     if (!std::filesystem::is_regular_file(spec.plots[i])) {
       std::error_code ec;
       const char* why = std::filesystem::is_directory(spec.plots[i], ec) ? "is a directory (give a Python script)"
-                        : std::filesystem::exists(spec.plots[i], ec)       ? "is not a regular file"
-                                                                           : "does not exist";
+                        : std::filesystem::exists(spec.plots[i], ec)     ? "is not a regular file"
+                                                                         : "does not exist";
       throw ConfigError(fmt::format("{}plot script '{}' {}", where_item(spec, "plot", i, spec.plots.size()),
                                     quote_excerpt(spec.plots[i], 200), why));
     }

@@ -128,9 +128,10 @@ int verify_command(const Args& args, std::ostream& out) {
   }
   if (passed + failed == 0) {
     // "0 passed, 0 failed" and exit 0 read as success with nothing checked.
-    throw ConfigError(fmt::format("verify: no (algorithm, n) pair given is supported, so nothing was checked ({} "
-                                  "skipped; {}{})",
-                                  skipped, skipped > 1 ? "the first, " : "", first_skip));
+    throw ConfigError(
+        fmt::format("verify: no (algorithm, n) pair given is supported, so nothing was checked ({} "
+                    "skipped; {}{})",
+                    skipped, skipped > 1 ? "the first, " : "", first_skip));
   }
   if (skipped > 0) out << fmt::format("({} unsupported (algorithm, n) pairs skipped)\n", skipped);
   out << fmt::format("{} passed, {} failed\n", passed, failed);

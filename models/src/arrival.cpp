@@ -273,10 +273,11 @@ void check_drawn_delay(double delay_s, const DelayDistribution& from, std::strin
 void check_summed_delays(const std::vector<double>& arrival_s, std::uint64_t iteration) {
   for (std::size_t r = 0; r < arrival_s.size(); ++r) {
     if (arrival_s[r] <= kMaxDuration_s) continue;
-    throw ConfigError(fmt::format("rank {} in trial {} arrives {:.6g} s after the first rank (its delay, explicit or "
-                                  "traced arrival plus its jitter), more than {} s (1 hour), the longest delay collsim "
-                                  "takes",
-                                  r, iteration, arrival_s[r], kMaxDuration_s));
+    throw ConfigError(
+        fmt::format("rank {} in trial {} arrives {:.6g} s after the first rank (its delay, explicit or "
+                    "traced arrival plus its jitter), more than {} s (1 hour), the longest delay collsim "
+                    "takes",
+                    r, iteration, arrival_s[r], kMaxDuration_s));
   }
 }
 

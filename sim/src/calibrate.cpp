@@ -587,14 +587,16 @@ std::optional<std::uint32_t> regime_without_rows(const std::vector<CalibrationPo
 // another input has the same file name (h100/all_reduce.txt and a100/all_reduce.txt), so the
 // per-source errors and --hold-out never merge two files.
 std::string display_name(const std::filesystem::path& path, std::span<const std::filesystem::path> files) {
-  const auto same_name = std::count_if(files.begin(), files.end(), [&](const auto& f) { return f.filename() == path.filename(); });
+  const auto same_name =
+      std::count_if(files.begin(), files.end(), [&](const auto& f) { return f.filename() == path.filename(); });
   return same_name > 1 ? path.string() : path.filename().string();
 }
 
 // The sources (display names) --hold-out selects. An entry names an input by its name in the
 // outputs, by the path as given, or by any other path to the same file; a file name shared by
 // two inputs is refused, naming both, since holding out both was never what was asked.
-std::set<std::string> held_out_inputs(const std::vector<std::string>& hold_out, const std::vector<CalibrationInput>& inputs) {
+std::set<std::string> held_out_inputs(const std::vector<std::string>& hold_out,
+                                      const std::vector<CalibrationInput>& inputs) {
   std::set<std::string> out;
   for (const auto& h : hold_out) {
     std::vector<const CalibrationInput*> matches;
@@ -606,10 +608,12 @@ std::set<std::string> held_out_inputs(const std::vector<std::string>& hold_out, 
       if (std::filesystem::path(in.path).filename() == h) same_file_name.push_back(in.path);
     }
     if (matches.empty() && same_file_name.size() > 1) {
-      throw ConfigError(fmt::format("--hold-out {}: inputs {} both have this file name; give the path of the one to hold out",
-                                    quote_excerpt(h, 200), fmt::join(same_file_name, " and ")));
+      throw ConfigError(
+          fmt::format("--hold-out {}: inputs {} both have this file name; give the path of the one to hold out",
+                      quote_excerpt(h, 200), fmt::join(same_file_name, " and ")));
     }
-    if (matches.empty()) throw ConfigError(fmt::format("--hold-out {}: no input file has this name or path", quote_excerpt(h, 200)));
+    if (matches.empty())
+      throw ConfigError(fmt::format("--hold-out {}: no input file has this name or path", quote_excerpt(h, 200)));
     for (const auto* m : matches) out.insert(m->file);
   }
   return out;
@@ -666,9 +670,10 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
 
   const std::set<std::string> held_out_sources = held_out_inputs(options.hold_out, report.inputs);
   if (!held_out_sources.empty() && held_out_sources.size() == report.inputs.size()) {
-    throw ConfigError(fmt::format("--hold-out {}: every input is held out, so nothing is left to fit (give the logs to "
-                                  "fit as well)",
-                                  fmt::join(options.hold_out, ",")));
+    throw ConfigError(
+        fmt::format("--hold-out {}: every input is held out, so nothing is left to fit (give the logs to "
+                    "fit as well)",
+                    fmt::join(options.hold_out, ",")));
   }
   // Roles: fitted, cross-predicted, or not used at all.
   std::vector<CalibrationPoint> used;
@@ -819,12 +824,13 @@ CalibrationReport run_calibration(std::span<const std::filesystem::path> files, 
         const Schedule& schedule = schedules.get(p, topologies.get(p.n));
         ClassCostCoefficients c;
         try {
-          c = schedule_cost_coefficients(schedule, p.size_bytes, topologies.get(p.n), ExecutionCosts{p.execution, launch_at_s});
+          c = schedule_cost_coefficients(schedule, p.size_bytes, topologies.get(p.n),
+                                         ExecutionCosts{p.execution, launch_at_s});
         } catch (const ConfigError& e) {
           // The topology cannot run the schedule (nvls on a switch that does not reduce): name the row.
-          throw ConfigError(fmt::format("{}:{}: cannot explain this {} measurement of {} on {} ranks on topology '{}': {}",
-                                        p.source, p.line, collective_name(p.collective), p.algorithm, p.n, options.topology,
-                                        e.what()));
+          throw ConfigError(
+              fmt::format("{}:{}: cannot explain this {} measurement of {} on {} ranks on topology '{}': {}", p.source,
+                          p.line, collective_name(p.collective), p.algorithm, p.n, options.topology, e.what()));
         }
         changed = changed || iteration == 0 || !same_coefficients(c, p.class_coefficients);
         p.coefficients = c.total();

@@ -452,8 +452,9 @@ TEST(CliHardening, CalibrateHoldOutByPathAndASharedFileName) {
   const fs::path b = dir.path() / "b" / "log.txt";
   fs::copy_file(data + "h100-nvswitch-4gpu-allgather.txt", a);
   fs::copy_file(data + "h100-nvswitch-4gpu-reducescatter.txt", b);
-  expect_one_error_line(run({"calibrate", a.string(), b.string(), "--hold-out", "log.txt", "--no-plot"}),
-                        "--hold-out log.txt: inputs " + a.string() + " and " + b.string() + " both have this file name");
+  expect_one_error_line(
+      run({"calibrate", a.string(), b.string(), "--hold-out", "log.txt", "--no-plot"}),
+      "--hold-out log.txt: inputs " + a.string() + " and " + b.string() + " both have this file name");
   const CliRun by_path = run({"calibrate", a.string(), b.string(), "--hold-out", b.string(), "--no-plot"});
   ASSERT_EQ(by_path.code, 0) << by_path.err;
   // Only a's 28 rows are fitted; b's rows are predicted, named by b's path.
@@ -664,17 +665,18 @@ TEST(CliHardening, OversubscriptionIsBounded) {
 TEST(CliHardening, DrawnDelaysBeyondAnHourAreRefused) {
   // A tail whose 99th percentile is past the hour is refused as given, not by the seed's luck
   // (lognormal sigma 1e300 drew inf or 0; pareto shape 0.01 drew 2e8 s for one seed).
-  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--distribution",
-                             "pareto:scale=1ms,shape=0.01"}),
-                        "pareto(scale=1.000 ms, shape=0.01) has its 99th percentile at 1e+197 s, more than 3600 s (1 hour)");
-  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--distribution",
-                             "lognormal:median=1ms,sigma=1e300"}),
-                        "has its 99th percentile at inf s, more than 3600 s");
+  expect_one_error_line(
+      run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--distribution", "pareto:scale=1ms,shape=0.01"}),
+      "pareto(scale=1.000 ms, shape=0.01) has its 99th percentile at 1e+197 s, more than 3600 s (1 hour)");
+  expect_one_error_line(
+      run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--distribution", "lognormal:median=1ms,sigma=1e300"}),
+      "has its 99th percentile at inf s, more than 3600 s");
   expect_one_error_line(run({"advise", "-n", "8", "-s", "1MiB", "--jitter", "exponential:mean=3000s"}),
                         "exponential(mean=3000.000 s, shift=0.0 ns) has its 99th percentile at 13815.5 s");
   // One within that bound still draws past the hour now and then: that draw is refused, naming it.
-  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "1024", "-s", "1MiB", "--jitter", "exponential:mean=700s"}),
-                        "jitter exponential(mean=700.000 s, shift=0.0 ns) drew");
+  expect_one_error_line(
+      run({"simulate", "-a", "ring", "-n", "1024", "-s", "1MiB", "--jitter", "exponential:mean=700s"}),
+      "jitter exponential(mean=700.000 s, shift=0.0 ns) drew");
   ScratchDir dir("drawn");
   const fs::path samples = dir.write("d.csv", "delay_s\n0.001\n1e300\n");
   expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "--distribution", "empirical:file=" + samples.string()}),
@@ -685,11 +687,14 @@ TEST(CliHardening, DrawnDelaysBeyondAnHourAreRefused) {
   expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--delay", "3000s", "--straggler", "3",
                              "--jitter", "uniform:min=0,max=3000s"}),
                         "rank 3 in trial 0 arrives ");
-  expect_one_error_line(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--delay", "3000s", "--straggler", "3",
-                             "--jitter", "uniform:min=0,max=3000s"}),
-                        "s after the first rank (its delay, explicit or traced arrival plus its jitter), more than 3600 s (1 hour)");
+  expect_one_error_line(
+      run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--delay", "3000s", "--straggler", "3", "--jitter",
+           "uniform:min=0,max=3000s"}),
+      "s after the first rank (its delay, explicit or traced arrival plus its jitter), more than 3600 s (1 hour)");
   EXPECT_EQ(run({"simulate", "-a", "ring", "-n", "8", "-s", "1MiB", "--delay", "3000s", "--straggler", "3", "--jitter",
-                 "uniform:min=0,max=500s"}).code, 0);
+                 "uniform:min=0,max=500s"})
+                .code,
+            0);
 }
 
 // advise had no memory guard: a mistyped -n (it takes up to 2^20) ended in "out of memory",
@@ -822,7 +827,8 @@ TEST(CliHardening, NoOutputReplacesAnInputItRead) {
   ASSERT_EQ(::mkfifo(path("p_delays.csv").c_str(), 0644), 0);
   const auto plot_fifo = run({"arrivals", path("T.csv"), "--plot", path("p.png")});
   EXPECT_EQ(plot_fifo.code, 2);
-  test::expect_contains(plot_fifo.err, "arrivals: --plot (writes p_delays.csv) '" + path("p_delays.csv") + "' exists and is not");
+  test::expect_contains(plot_fifo.err,
+                        "arrivals: --plot (writes p_delays.csv) '" + path("p_delays.csv") + "' exists and is not");
   EXPECT_EQ(plot_fifo.out, "");
   ASSERT_EQ(::mkfifo(path("m_fit.svg").c_str(), 0644), 0);
   const auto fit_fifo = run({"calibrate", COLLSIM_SOURCE_DIR "/tests/data/nccl-tests/h100-nvswitch-4gpu-allgather.txt",
@@ -831,7 +837,9 @@ TEST(CliHardening, NoOutputReplacesAnInputItRead) {
   test::expect_contains(fit_fifo.err, "calibrate: the plot (writes m_fit.svg; --no-plot skips it)");
   EXPECT_FALSE(fs::exists(path("m.yaml")));
   EXPECT_EQ(run({"calibrate", COLLSIM_SOURCE_DIR "/tests/data/nccl-tests/h100-nvswitch-4gpu-allgather.txt", "--out",
-                 path("m.yaml"), "--no-plot"}).code, 0);
+                 path("m.yaml"), "--no-plot"})
+                .code,
+            0);
   // A device under an output's name is refused with the option's name, before any work.
   const auto null_trace = run({"simulate", "-a", "ring", "-n", "4", "--trace", "/dev/null"});
   EXPECT_EQ(null_trace.code, 2);
@@ -843,7 +851,8 @@ TEST(CliHardening, NoOutputReplacesAnInputItRead) {
   test::expect_contains(null_csv.err, "calibrate: --csv '/dev/null' exists and is not a regular file");
   fs::create_symlink("/dev/null", path("null.csv"));
   test::expect_contains(run({"calibrate", COLLSIM_SOURCE_DIR "/tests/data/nccl-tests/h100-nvswitch-4gpu-allgather.txt",
-                             "--out", path("null.csv"), "--no-plot"}).err,
+                             "--out", path("null.csv"), "--no-plot"})
+                            .err,
                         "calibrate: --out '" + path("null.csv") + "' is a link, and not to a regular file");
   std::ofstream(path("real.yaml")) << "x\n";
   fs::create_symlink(path("real.yaml"), path("link.yaml"));
@@ -859,8 +868,8 @@ TEST(CliHardening, NoOutputReplacesAnInputItRead) {
 // name ended in a newline. Without --out, a problem with the directory names the spec's name.
 TEST(CliHardening, OutputNamesWithControlCharactersAndTheDefaultDirectory) {
   ScratchDir dir("ctrl");
-  expect_one_error_line(run({"run", COLLSIM_TEST_DATA_DIR "/experiments/mpi_small.yaml", "--out", (dir.path() / "r5\n").string(),
-                             "--quiet", "--no-plot"}),
+  expect_one_error_line(run({"run", COLLSIM_TEST_DATA_DIR "/experiments/mpi_small.yaml", "--out",
+                             (dir.path() / "r5\n").string(), "--quiet", "--no-plot"}),
                         "r5?' holds a control character (a newline or tab?)");
   EXPECT_TRUE(fs::is_empty(dir.path()));
   expect_one_error_line(run({"simulate", "-a", "ring", "-n", "4", "--trace", (dir.path() / "t\t.json").string()}),
@@ -880,15 +889,19 @@ TEST(CliHardening, MessagesNameTheRealProblem) {
   const std::string head = "name: p\nalgorithms: [ring]\nn: [4]\n";
   expect_one_error_line(run({"run", dir.write("p1.yaml", head + "plot: \"\"\n").string(), "--dry-run"}),
                         "p1.yaml: plot (line 4): is empty (give a Python script)");
-  expect_one_error_line(run({"run", dir.write("p2.yaml", head + "plot: " + dir.path().string() + "\n").string(), "--dry-run"}),
-                        "' is a directory (give a Python script)");
-  expect_one_error_line(run({"run", dir.write("p3.yaml", head + "arrival: {model: trace, file: \"\"}\n").string(), "--dry-run"}),
-                        "p3.yaml: arrival.file (line 4): is empty (give the trace file)");
+  expect_one_error_line(
+      run({"run", dir.write("p2.yaml", head + "plot: " + dir.path().string() + "\n").string(), "--dry-run"}),
+      "' is a directory (give a Python script)");
+  expect_one_error_line(
+      run({"run", dir.write("p3.yaml", head + "arrival: {model: trace, file: \"\"}\n").string(), "--dry-run"}),
+      "p3.yaml: arrival.file (line 4): is empty (give the trace file)");
   expect_one_error_line(run({"simulate", "-a", "ring", "-n", "4", "--arrival", "[1, 2]"}),
                         "--arrival (line 1): expected a map {model: ..., ...}, got a list");
-  const fs::path csv = dir.write("nv.csv", "algorithm,n,size_bytes,time_s\nnvls,8,1048576,2.5e-05\nnvls,8,2097152,3.5e-05\n");
-  expect_one_error_line(run({"calibrate", csv.string(), "--no-plot"}),
-                        "nv.csv:2: cannot explain this all_reduce measurement of nvls on 8 ranks on topology 'nvswitch'");
+  const fs::path csv =
+      dir.write("nv.csv", "algorithm,n,size_bytes,time_s\nnvls,8,1048576,2.5e-05\nnvls,8,2097152,3.5e-05\n");
+  expect_one_error_line(
+      run({"calibrate", csv.string(), "--no-plot"}),
+      "nv.csv:2: cannot explain this all_reduce measurement of nvls on 8 ranks on topology 'nvswitch'");
 }
 
 // Bad input that shows only while a study runs (an engine that cannot run a point, a draw past

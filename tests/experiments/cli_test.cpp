@@ -324,7 +324,8 @@ TEST(Cli, HierarchicalNeedsANodeSize) {
             std::string::npos)
       << nine.err;
   const auto none = run({"verify", "--algo", "hierarchical", "-n", "8,16"});
-  EXPECT_NE(none.err.find("(2 skipped; the first, hierarchical at n = 8: it needs the GPUs per node"), std::string::npos)
+  EXPECT_NE(none.err.find("(2 skipped; the first, hierarchical at n = 8: it needs the GPUs per node"),
+            std::string::npos)
       << none.err;
   const auto cluster = run({"simulate", "--algo", "hierarchical", "-n", "64", "--topology", "cluster_h100_1024",
                             "--size", "1MiB", "--json"});

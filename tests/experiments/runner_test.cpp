@@ -532,7 +532,8 @@ TEST(Checkpoint, ARecordNoRunWritesIsIgnored) {
   {
     std::ofstream journal(checkpoint_path(dir), std::ios::app);
     journal << signed_line("U 4 0 0 4000000000 nan 0.1 0 0 0.5 1 0.5 3 0 8");
-    for (const char* bad : {"-0.001", "nan", "inf"}) journal << signed_line(fmt::format("U 5 0 0 1 nan 0.1 0 0 0.5 {} 0.5 3 0 8", bad));
+    for (const char* bad : {"-0.001", "nan", "inf"})
+      journal << signed_line(fmt::format("U 5 0 0 1 nan 0.1 0 0 0.5 {} 0.5 3 0 8", bad));
     journal << signed_line("U 6 0 0 1 nan -1 0 0 0.5 1 0.5 3 0 8");
   }
   const std::vector<UnitResult> loaded = Checkpoint(checkpoint_path(dir), "abc").load();

@@ -256,10 +256,11 @@ TEST(SpecErrors, ArrivalLabelsAreUniqueAndGivenOnce) {
                {"holds a control character"});
   expect_error(kMinimal + "arrival: {label: \"csi\\x9b\", model: stragglers, rank: 1, delay: 5ms}\n",
                {"holds a control character"});
-  EXPECT_EQ(parse_and_validate(kMinimal + "arrival: {label: \"late 5 µs, rank 1\", model: stragglers, rank: 1, delay: 5ms}\n")
-                .arrivals[0]
-                .label,
-            "late 5 µs, rank 1");
+  EXPECT_EQ(
+      parse_and_validate(kMinimal + "arrival: {label: \"late 5 µs, rank 1\", model: stragglers, rank: 1, delay: 5ms}\n")
+          .arrivals[0]
+          .label,
+      "late 5 µs, rank 1");
   // Crossed with `delays`, one model's label repeats on purpose: the delay column tells them apart.
   EXPECT_EQ(parse_and_validate(kMinimal + "delays: [1ms, 2ms]\narrival: {label: x, model: stragglers, rank: 1, delay: 0}\n")
                 .arrivals.size(),
@@ -351,7 +352,8 @@ TEST(Spec, LateRanksAndAgreementCost) {
   EXPECT_DOUBLE_EQ(*again.agreement_s, 5e-6);
   // Other algorithms do not read it, so it does not constrain their n; with none that reads it,
   // it is refused (SpecErrors.KeysNoListedAlgorithmReads).
-  EXPECT_EQ(parse_and_validate("name: t\nalgorithms: [ring, stragglar_online]\nn: [8, 16]\nlate_ranks: 7\n").late_ranks, 7u);
+  EXPECT_EQ(parse_and_validate("name: t\nalgorithms: [ring, stragglar_online]\nn: [8, 16]\nlate_ranks: 7\n").late_ranks,
+            7u);
 }
 
 TEST(SpecErrors, LateRanksAndAgreementCost) {
@@ -412,7 +414,8 @@ TEST(SpecErrors, DuplicatesAfterUnitParsingOnEveryAxis) {
                {"topology[1]", "'dgx_h100' (the file ", "dgx_h100.yaml) is listed twice"});
   expect_error(kMinimal + "topology: [nvswitch, " + topologies + "nvswitch.yaml]\n",
                {"topology[0] and topology[1] are both labelled 'nvswitch'", "give the file another name"});
-  EXPECT_EQ(parse_and_validate(kMinimal + "topology: [dgx_h100, " + topologies + "dgx_a100.yaml]\n").topologies.size(), 2u);
+  EXPECT_EQ(parse_and_validate(kMinimal + "topology: [dgx_h100, " + topologies + "dgx_a100.yaml]\n").topologies.size(),
+            2u);
   expect_error(kMinimal + "engine: [replay, replay]\n", {"engine[1]", "twice"});
   const std::string script = std::string(COLLSIM_SOURCE_DIR) + "/plots/delay_sweep.py";
   expect_error(kMinimal + "plot: [" + script + ", " + script + "]\n", {"plot[1]", "twice"});

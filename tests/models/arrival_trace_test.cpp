@@ -253,8 +253,9 @@ TEST(ArrivalTrace, AnUnfinishedLastJsonLineIsNamedAndCanBeDropped) {
     expect_config_error([&] { parse_arrival_trace(cut, "i.json"); }, {"only the last line, 3, is unfinished"});
   }
   // The same, complete but wrong, is named.
-  expect_config_error([&] { parse_arrival_trace(two + "{\"header\": \"ab\\u00zz\"}\n", "i.json", std::nullopt, options); },
-                      {"i.json:3: invalid JSON: bad \\u escape"});
+  expect_config_error(
+      [&] { parse_arrival_trace(two + "{\"header\": \"ab\\u00zz\"}\n", "i.json", std::nullopt, options); },
+      {"i.json:3: invalid JSON: bad \\u escape"});
   expect_config_error([&] { parse_arrival_trace(two + "{\"header\": trux}\n", "i.json", std::nullopt, options); },
                       {"i.json:3: invalid JSON: unexpected character 't'"});
 }
@@ -267,7 +268,8 @@ TEST(ArrivalTrace, AnUnknownInspectorFormatVersionIsAWarning) {
   const std::string known = with_version(record("0x1", 0, 2, 1, "10"), "\"v4.3\"") + record("0x1", 1, 2, 1, "15");
   EXPECT_TRUE(parse_arrival_trace(known, "i.json").warnings.empty());
   const ArrivalTrace t = parse_arrival_trace(
-      with_version(record("0x1", 0, 2, 1, "10"), "\"v5.0\"") + with_version(record("0x1", 1, 2, 1, "15"), "7"), "i.json");
+      with_version(record("0x1", 0, 2, 1, "10"), "\"v5.0\"") + with_version(record("0x1", 1, 2, 1, "15"), "7"),
+      "i.json");
   EXPECT_EQ(t.size(), 1u);
   ASSERT_EQ(t.warnings.size(), 2u);
   EXPECT_NE(t.warnings[0].find("NCCL Inspector output format 'a number' is not one collsim knows"), std::string::npos)

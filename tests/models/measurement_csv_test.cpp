@@ -109,11 +109,14 @@ TEST(MeasurementCsvReader, BadInputs) {
   expect_contains(error_of(h + "ring,8,1MiB,0,-1,0,2.5e-05,1,1,d,v,v\n"), "column 'size_bytes': '1MiB' is not an integer");
   expect_contains(error_of(h + "ring,8,1.5,0,-1,0,2.5e-05,1,1,d,v,v\n"), "column 'size_bytes': '1.5' is not an integer");
   expect_contains(error_of(h + "ring,8,0,0,-1,0,2.5e-05,1,1,d,v,v\n"), "column 'size_bytes': 0 must be positive");
-  expect_contains(error_of(h + "ring,8,1024,0,-1,0,0,1,1,d,v,v\n"), "column 'time_s': 0 s is outside 1 ns .. 3600 s (1 hour)");
+  expect_contains(error_of(h + "ring,8,1024,0,-1,0,0,1,1,d,v,v\n"),
+                  "column 'time_s': 0 s is outside 1 ns .. 3600 s (1 hour)");
   // The ranges and the algbw consistency nccl-tests logs are held to.
-  expect_contains(error_of(h + "ring,8,1024,0,-1,0,4000,0,0,d,v,v\n"), "column 'time_s': 4000 s is outside 1 ns .. 3600 s");
+  expect_contains(error_of(h + "ring,8,1024,0,-1,0,4000,0,0,d,v,v\n"),
+                  "column 'time_s': 4000 s is outside 1 ns .. 3600 s");
   expect_contains(error_of(h + "ring,8,1024,0,-1,0,1e-300,0,0,d,v,v\n"), "column 'time_s': 1e-300 s is outside");
-  expect_contains(error_of(h + "ring,8,2199023255553,0,-1,0,1,0,0,d,v,v\n"), "'size_bytes': 2199023255553 is more than 1 TiB");
+  expect_contains(error_of(h + "ring,8,2199023255553,0,-1,0,1,0,0,d,v,v\n"),
+                  "'size_bytes': 2199023255553 is more than 1 TiB");
   expect_contains(error_of(h + "ring,8,1048576,0,-1,0,2.5e-05,999,0,d,v,v\n"),
                   "m.csv:2: column 'algbw_GBps': 999 GB/s does not match size_bytes/time_s = 41.9 GB/s");
   expect_contains(error_of(h + "ring,8,1024,-1e-3,-1,0,1e-5,1,1,d,v,v\n"), "column 'delay_s'");

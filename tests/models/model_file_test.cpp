@@ -210,9 +210,10 @@ TEST(ModelFile, BadFilesNameKeyAndLine) {
   expect_contains(error_of(head + link +
                            "regimes:\n  - {min_size_bytes: 8, max_size_bytes: 4, latency_s: 1e-6, bandwidth_Bps: 1e10}\n"),
                   "max_size_bytes 4 is below min_size_bytes 8");
-  expect_contains(error_of(head + link +
-                           "regimes:\n  - {min_size_bytes: 1.5, max_size_bytes: 4096, latency_s: 1e-6, bandwidth_Bps: 1e10}\n"),
-                  "m.yaml:5: 'regimes[0].min_size_bytes' = 1.5 is not a whole number of bytes");
+  expect_contains(
+      error_of(head + link +
+               "regimes:\n  - {min_size_bytes: 1.5, max_size_bytes: 4096, latency_s: 1e-6, bandwidth_Bps: 1e10}\n"),
+      "m.yaml:5: 'regimes[0].min_size_bytes' = 1.5 is not a whole number of bytes");
   expect_contains(error_of(head + link + "regimes:\n  - {min_size_bytes: 8, max_size_bytes: 16, latency_s: 1e-6}\n"),
                   "m.yaml:5: 'regimes[0]' has no key 'bandwidth_Bps'");
   // Two regimes for one protocol left a time under that protocol to their order.
@@ -221,7 +222,8 @@ TEST(ModelFile, BadFilesNameKeyAndLine) {
       "regimes:\n"
       "  - {protocol: LL, min_size_bytes: 8, max_size_bytes: 4096, latency_s: 1e-6, bandwidth_Bps: 1e10}\n"
       "  - {protocol: LL, min_size_bytes: 8192, max_size_bytes: 1e9, latency_s: 1e-5, bandwidth_Bps: 3e11}\n";
-  expect_contains(error_of(v2 + two_ll), "m.yaml:6: 'regimes[1].protocol' = LL is also regimes[0]'s: each protocol has one regime");
+  expect_contains(error_of(v2 + two_ll),
+                  "m.yaml:6: 'regimes[1].protocol' = LL is also regimes[0]'s: each protocol has one regime");
   std::string ll_simple = two_ll;
   ll_simple.replace(ll_simple.rfind("LL"), 2, "Simple");
   EXPECT_EQ(parse_model_file(v2 + ll_simple, "m.yaml").regimes.size(), 2u);

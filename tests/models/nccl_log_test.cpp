@@ -341,11 +341,11 @@ TEST(NcclLog, RowsThatLookLikeDataMustBeData) {
 TEST(NcclLog, TimesBeyondAnHourAreRefused) {
   const std::string head = std::string("# Collective test starting: all_reduce_perf\n# nranks: 8\n") + kHeader;
   // And below 1 ns: size/time overflowed to inf, and the algbw check let 1e-300 us through.
-  expect_contains(
-      config_error([&] {
-        parse_nccl_log(head + "  128  32  float  sum  -1  1e-300  0.00  0.00  0  39.5  0.00  0.00  0\n", "x.txt");
-      }),
-      "x.txt:4: malformed nccl-tests data row (column 'time (out-of-place)' is 1e-300 us, below 1 ns");
+  expect_contains(config_error([&] {
+                    parse_nccl_log(head + "  128  32  float  sum  -1  1e-300  0.00  0.00  0  39.5  0.00  0.00  0\n",
+                                   "x.txt");
+                  }),
+                  "x.txt:4: malformed nccl-tests data row (column 'time (out-of-place)' is 1e-300 us, below 1 ns");
   expect_contains(
       config_error([&] {
         parse_nccl_log(head + "  128  32  float  sum  -1  1e308  0.00  0.00  0  1e308  0.00  0.00  0\n", "x.txt");

@@ -742,7 +742,8 @@ TEST(RunCalibration, HoldOutNamesAnInput) {
   const std::vector<std::filesystem::path> files{kReduceScatter4};
   expect_contains(error_of([&] { run_calibration(files, options); }), "--hold-out nope.txt: no input file");
   options.hold_out = {kReduceScatter4.filename().string()};
-  expect_contains(error_of([&] { run_calibration(files, options); }), "every input is held out, so nothing is left to fit");
+  expect_contains(error_of([&] { run_calibration(files, options); }),
+                  "every input is held out, so nothing is left to fit");
 }
 
 TEST(RunCalibration, FitOnAllReducePredictReduceScatter) {

@@ -265,14 +265,16 @@ void warn_about_format_versions(const std::vector<json::Value>& values, std::vec
     const json::Value* metadata = record->find("metadata");
     const json::Value* version = metadata ? metadata->find("inspector_output_format_version") : nullptr;
     if (version == nullptr) continue;
-    const std::string text = version->type == json::Value::Type::String ? version->text : std::string(json::type_name(version->type));
+    const std::string text =
+        version->type == json::Value::Type::String ? version->text : std::string(json::type_name(version->type));
     if (text == "v4.0" || text == "v4.1" || text == "v4.2" || text == "v4.3") continue;
     unknown.emplace(text, version->line);
   }
   for (const auto& [text, line] : unknown) {
-    warnings.push_back(fmt::format("line {}: NCCL Inspector output format '{}' is not one collsim knows (v4.0 to v4.3); "
-                                   "read as v4",
-                                   line, quote_excerpt(text)));
+    warnings.push_back(
+        fmt::format("line {}: NCCL Inspector output format '{}' is not one collsim knows (v4.0 to v4.3); "
+                    "read as v4",
+                    line, quote_excerpt(text)));
   }
 }
 
@@ -409,9 +411,10 @@ ArrivalTrace assemble(std::vector<Row> rows, std::uint32_t group_size, double un
     seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
     std::uint32_t absent = 0;
     while (absent < seen.size() && seen[absent] == absent) ++absent;
-    throw ConfigError(fmt::format("arrival trace '{}': the group has {} ranks (0..{}) but the trace holds only {} "
-                                  "arrivals; every iteration must list every rank (rank {} is in no row){}",
-                                  source, ranks, ranks - 1, rows.size(), absent, ranks_seen(rows, ranks)));
+    throw ConfigError(
+        fmt::format("arrival trace '{}': the group has {} ranks (0..{}) but the trace holds only {} "
+                    "arrivals; every iteration must list every rank (rank {} is in no row){}",
+                    source, ranks, ranks - 1, rows.size(), absent, ranks_seen(rows, ranks)));
   }
   group_size = static_cast<std::uint32_t>(ranks);
   std::map<std::uint64_t, std::vector<const Row*>> by_iteration;
@@ -453,9 +456,10 @@ ArrivalTrace assemble(std::vector<Row> rows, std::uint32_t group_size, double un
       // "mean" and completion time.
       const double delay_s = (r->time - earliest) * unit_s;
       if (!(delay_s <= kMaxDuration_s)) {
-        throw ConfigError(fmt::format("{}:{}: iteration {} rank {} arrives {:.12g} s after the first rank of its iteration, "
-                                      "beyond the supported {:g} s (1 hour)",
-                                      source, r->line, iteration, r->rank, delay_s, kMaxDuration_s));
+        throw ConfigError(
+            fmt::format("{}:{}: iteration {} rank {} arrives {:.12g} s after the first rank of its iteration, "
+                        "beyond the supported {:g} s (1 hour)",
+                        source, r->line, iteration, r->rank, delay_s, kMaxDuration_s));
       }
       delays.push_back(delay_s);
     }

@@ -109,7 +109,8 @@ void parse_trace(const YamlEntries& entries, std::string_view path, const YAML::
   const std::string file_path = fmt::format("{}.file", path);
   const std::filesystem::path name = scalar(*file, file_path);
   // An empty name resolved to the spec's own directory and was reported as "is a directory".
-  if (name.empty()) throw ConfigError(fmt::format("{}: is empty (give the trace file)", yaml_node_label(file_path, *file)));
+  if (name.empty())
+    throw ConfigError(fmt::format("{}: is empty (give the trace file)", yaml_node_label(file_path, *file)));
   const std::filesystem::path resolved = name.is_absolute() || base_dir.empty() ? name : base_dir / name;
   if (const YAML::Node* communicator = find_entry(entries, "communicator")) {
     const std::string key = fmt::format("{}.communicator", path);

@@ -1,7 +1,5 @@
 #include "collsim/models/formats/measurement_csv.hpp"
 
-#include "collsim/models/formats/csv.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +11,7 @@
 #include <optional>
 
 #include "collsim/models/error.hpp"
+#include "collsim/models/formats/csv.hpp"
 #include "collsim/models/formats/nccl_log.hpp"
 #include "collsim/models/formats/text_file.hpp"
 #include "collsim/models/quote.hpp"
@@ -133,7 +132,8 @@ MeasurementRow read_row(const RowReader& r, std::size_t line_number) {
   if (size <= 0) r.fail("size_bytes", fmt::format("{} must be positive", size));
   // The ranges nccl-tests logs are held to: a size collsim can simulate, a time from 1 ns (a
   // 1e-300 s row changed the number of regimes fitted) to the hour.
-  if (static_cast<double>(size) > kMaxSize_bytes) r.fail("size_bytes", fmt::format("{} is more than 1 TiB per rank", size));
+  if (static_cast<double>(size) > kMaxSize_bytes)
+    r.fail("size_bytes", fmt::format("{} is more than 1 TiB per rank", size));
   row.size_bytes = static_cast<std::uint64_t>(size);
   row.time_s = r.number("time_s");
   if (!(row.time_s >= kMinMeasuredTime_s && row.time_s <= kMaxDuration_s)) {
@@ -159,8 +159,10 @@ MeasurementRow read_row(const RowReader& r, std::size_t line_number) {
     // algbw is size/time by definition (as nccl-tests prints it): a value that is not says the
     // columns are not what they seem. 0 is an unfilled column.
     const double expected = static_cast<double>(row.size_bytes) / row.time_s / 1e9;
-    if (row.algbw_GBps != 0 && !(std::fabs(expected - row.algbw_GBps) <= 0.05 * std::max(expected, row.algbw_GBps) + 0.011)) {
-      r.fail("algbw_GBps", fmt::format("{} GB/s does not match size_bytes/time_s = {:.3g} GB/s", row.algbw_GBps, expected));
+    if (row.algbw_GBps != 0 &&
+        !(std::fabs(expected - row.algbw_GBps) <= 0.05 * std::max(expected, row.algbw_GBps) + 0.011)) {
+      r.fail("algbw_GBps",
+             fmt::format("{} GB/s does not match size_bytes/time_s = {:.3g} GB/s", row.algbw_GBps, expected));
     }
   }
   if (r.has("busbw_GBps")) row.busbw_GBps = r.number("busbw_GBps");

@@ -276,8 +276,10 @@ FittedRegime read_regime(const Reader& r, const YAML::Node& node, const std::str
   if (const YAML::Node rows = yaml_child(node, "rows")) regime.rows = r.unsigned_integer(rows, path + ".rows");
   if (const YAML::Node g = yaml_child(node, "gamma_fitted")) regime.gamma_fitted = r.boolean(g, path + ".gamma_fitted");
   // Sizes are whole bytes, as everywhere else (min_size_bytes: 1.5 was taken as it was).
-  for (const auto& [bytes, key] : {std::pair{regime.min_size_bytes, "min_size_bytes"}, std::pair{regime.max_size_bytes, "max_size_bytes"}}) {
-    if (bytes != std::floor(bytes)) r.fail(yaml_child(node, key), fmt::format("'{}.{}' = {} is not a whole number of bytes", path, key, bytes));
+  for (const auto& [bytes, key] :
+       {std::pair{regime.min_size_bytes, "min_size_bytes"}, std::pair{regime.max_size_bytes, "max_size_bytes"}}) {
+    if (bytes != std::floor(bytes))
+      r.fail(yaml_child(node, key), fmt::format("'{}.{}' = {} is not a whole number of bytes", path, key, bytes));
   }
   if (regime.max_size_bytes < regime.min_size_bytes) {
     r.fail(node, fmt::format("'{}': max_size_bytes {} is below min_size_bytes {}", path, regime.max_size_bytes,

@@ -619,8 +619,9 @@ class Parser {
     for (const auto& [time_s, column] : times) {
       // Below 1 ns, size/time overflowed and the algbw check passed a 1e-300 us row.
       if (time_s < kMinMeasuredTime_s) {
-        row_error(line_no, text, fmt::format("column '{}' is {:.6g} us, below 1 ns, shorter than any collective", column,
-                                             time_s * 1e6));
+        row_error(
+            line_no, text,
+            fmt::format("column '{}' is {:.6g} us, below 1 ns, shorter than any collective", column, time_s * 1e6));
       }
       if (time_s > kMaxDuration_s) {
         row_error(line_no, text,
