@@ -338,6 +338,17 @@ TEST(NcclLog, RowsThatLookLikeDataMustBeData) {
 
 // A time past the range of every duration (1 hour) is refused by line and column: 1e308 us with
 // algbw 0.00 passed the algbw check, was fitted, and printed as a 300-digit measurement.
+// A row repeated (two runs pasted into one log) counted twice in the fit; another type or op of
+// the same size is its own measurement.
+TEST(NcclLog, ARepeatedRowIsRefused) {
+  const std::string head = std::string("# Collective test starting: all_reduce_perf\n# nranks: 8\n") + kHeader;
+  const std::string row = "  128  32  float  sum  -1  39.5  0.00  0.01  0  39.4  0.00  0.01  0\n";
+  expect_contains(config_error([&] { parse_nccl_log(head + row + row, "x.txt"); }),
+                  "x.txt:5: malformed nccl-tests data row (it repeats the size, count, type and op of line 4");
+  const std::string other_op = "  128  32  float  max  -1  39.5  0.00  0.01  0  39.4  0.00  0.01  0\n";
+  EXPECT_EQ(parse_nccl_log(head + row + other_op, "x.txt").rows.size(), 2u);
+}
+
 TEST(NcclLog, TimesBeyondAnHourAreRefused) {
   const std::string head = std::string("# Collective test starting: all_reduce_perf\n# nranks: 8\n") + kHeader;
   // And below 1 ns: size/time overflowed to inf, and the algbw check let 1e-300 us through.

@@ -9,7 +9,9 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "collsim/models/error.hpp"
@@ -640,6 +642,15 @@ class Parser {
     if (wrong_oop || wrong_ip) {
       log_.warnings.push_back(fmt::format("line {}: nonzero #wrong (results were wrong; timing kept)", line_no));
     }
+    // One row per (size, count, type, op): a repeat (two runs pasted into one file) counted its
+    // measurement twice in the fit. Several types or ops (-d all, -o all) are distinct rows.
+    const auto [first, inserted] = row_lines_.emplace(std::tuple(row.size_bytes, row.count, row.type, row.redop), line_no);
+    if (!inserted) {
+      row_error(line_no, text,
+                fmt::format("it repeats the size, count, type and op of line {} (two runs in one file? give each its own "
+                            "file)",
+                            first->second));
+    }
     log_.rows.push_back(std::move(row));
   }
 
@@ -796,6 +807,7 @@ class Parser {
   std::size_t unknown_prefix_lines_ = 0;
   std::pair<std::size_t, std::string> unknown_prefix_;  ///< the first such line and its prefix
   NcclLog log_;
+  std::map<std::tuple<double, std::uint64_t, std::string, std::string>, std::size_t> row_lines_;  // -> first line
   Layout layout_;
   std::int64_t max_rank_ = -1;
   std::optional<std::uint64_t> nranks_field_, nthread_, ngpus_;
