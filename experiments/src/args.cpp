@@ -141,8 +141,7 @@ namespace {
 // A newline or tab in an output name is a quoting mistake far more often than a wish: --out
 // $'r5\n' made a directory whose name ends in a newline.
 void reject_control_characters(const std::string& text, std::string_view command, std::string_view option) {
-  if (std::none_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
-    return;
+  if (!holds_control_character(text)) return;
   throw ConfigError(fmt::format("{}: {} '{}' holds a control character (a newline or tab?); give a plain name", command,
                                 option, quote_excerpt(text, 200)));
 }

@@ -203,7 +203,7 @@ int arrivals_command(const Args& args, std::ostream& out) {
     const std::string stem = std::filesystem::path(*png).stem().string();
     for (const std::string& name : {stem + ".png", stem + ".svg", stem + "_delays.csv", stem + ".plot.log"}) {
       const std::string what = fmt::format("--plot (writes {})", name);
-      if (name != stem + ".png") check_output_file(dir / name, "arrivals", what);  // a pipe at p_delays.csv
+      check_output_file(dir / name, "arrivals", what);  // a pipe at p_delays.csv
       check_not_same_file(dir / name, "arrivals", what, input, "the input trace");
       if (fit_path) check_not_same_file(dir / name, "arrivals", what, *fit_path, "the --fit file");
     }

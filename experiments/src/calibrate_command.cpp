@@ -32,24 +32,37 @@ std::vector<Collective> parse_collectives(const std::string& text, std::string_v
   return out;
 }
 
-// Measured vs predicted from the CSV just written: <model stem>_fit.png/.svg next to the model
-// (next to the CSV when there is no model). The model and CSV are complete without it, so a
-// missing interpreter or matplotlib costs one note; a script that fails is a warning and exit
-// code 3, as in `collsim run` (README, "Exit codes"). Returns the exit code.
+// The files the fit's plot writes: <model stem>_fit.png/.svg next to the model, or <CSV
+// stem>.png/.svg next to the CSV when there is no model, and the script's error log
+// <CSV stem>.plot.log. Worked out once, for the check before the fit and for the plot.
+struct FitPlotFiles {
+  std::filesystem::path dir;
+  std::string stem;
+  std::filesystem::path error_log;
+  std::vector<std::filesystem::path> all() const { return {dir / (stem + ".png"), dir / (stem + ".svg"), error_log}; }
+};
+
+FitPlotFiles fit_plot_files(const std::filesystem::path& csv, const std::filesystem::path& model) {
+  const std::filesystem::path dir = (model.empty() ? csv : model).parent_path();
+  return {dir.empty() ? std::filesystem::path(".") : dir,
+          model.empty() ? csv.stem().string() : model.stem().string() + "_fit",
+          std::filesystem::path(csv).replace_extension(".plot.log")};
+}
+
+// Measured vs predicted from the CSV just written (fit_plot_files). The model and CSV are
+// complete without it, so a missing interpreter or matplotlib costs one note; a script that
+// fails is a warning and exit code 3, as in `collsim run` (README, "Exit codes"). Returns the
+// exit code.
 int plot_fit(const CalibrationReport& report, std::ostream& out) {
   if (report.csv_path.empty()) return 0;
   const std::optional<std::filesystem::path> script = available_plot_script("calibration_fit.py", out);
   if (!script) return 0;
-  std::vector<std::string> args{report.csv_path.string()};
-  if (!report.model_path.empty()) {
-    const auto dir = report.model_path.parent_path();
-    args.insert(args.end(), {"--out", dir.empty() ? std::string(".") : dir.string(), "--stem",
-                             report.model_path.stem().string() + "_fit"});
-  }
+  const FitPlotFiles files = fit_plot_files(report.csv_path, report.model_path);
+  const std::vector<std::string> args{report.csv_path.string(), "--out", files.dir.string(), "--stem", files.stem};
   out.flush();
   std::string error;
   PlotOutput output;
-  output.error_log = std::filesystem::path(report.csv_path).replace_extension(".plot.log").string();
+  output.error_log = files.error_log.string();
   const int rc = run_plot_script_logged(script->string(), args, output, error);
   if (rc == 0) return 0;
   std::cerr << fmt::format("collsim: warning: plot script {} failed ({}); the model and {} are complete\n",
@@ -169,11 +182,7 @@ int calibrate_command(const Args& args, std::ostream& out) {
   if (!options.out_model.empty()) writable_destination(options.out_model);
   if (!csv.empty()) writable_destination(csv);
   if (!csv.empty() && !parser.flag_set("no-plot")) {
-    const std::filesystem::path& owner = options.out_model.empty() ? csv : options.out_model;
-    const std::string stem = options.out_model.empty() ? csv.stem().string() : owner.stem().string() + "_fit";
-    for (const std::filesystem::path& file :
-         {owner.parent_path() / (stem + ".png"), owner.parent_path() / (stem + ".svg"),
-          std::filesystem::path(csv).replace_extension(".plot.log")}) {
+    for (const std::filesystem::path& file : fit_plot_files(csv, options.out_model).all()) {
       check_output_file(file, "calibrate",
                         fmt::format("the plot (writes {}; --no-plot skips it)", file.filename().string()));
     }

@@ -133,14 +133,7 @@ std::string study_fingerprint(const ExperimentSpec& spec, std::string_view build
     hash = fnv1a64(path.string(), hash);
     hash = fnv1a64(file_bytes(path), hash);
   };
-  for (const auto& t : spec.topologies) {
-    const std::filesystem::path as_file(t.spec);
-    if (as_file.is_absolute()) {
-      add_file(as_file);
-    } else {
-      add_file(std::filesystem::path(default_configs_dir()) / "topologies" / (t.spec + ".yaml"));
-    }
-  }
+  for (const auto& t : spec.topologies) add_file(topology_file(t.spec));
   if (!spec.link_model_file.empty()) add_file(spec.link_model_file);
   // A trace's arrivals are in no resolved key (only its file name is): an edited trace resumed
   // the earlier trace's finished units into the new one's results.

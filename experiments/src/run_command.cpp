@@ -230,10 +230,10 @@ int run_command(const Args& args, std::ostream& out) {
     if (root && bad_input && !journal_existed) {
       std::error_code ec;
       std::filesystem::remove(checkpoint_path(dir), ec);
-      if (!made_dir.empty()) {
-        for (std::filesystem::path d = std::filesystem::absolute(dir, ec).lexically_normal();
-             std::filesystem::is_empty(d, ec) && std::filesystem::remove(d, ec) && d != made_dir; d = d.parent_path()) {
-        }
+      // Up from --out, each directory this run made, while it is empty.
+      std::filesystem::path d = std::filesystem::absolute(dir, ec).lexically_normal();
+      while (!made_dir.empty() && std::filesystem::is_empty(d, ec) && std::filesystem::remove(d, ec) && d != made_dir) {
+        d = d.parent_path();
       }
     }
     if (split->size() > 1) {

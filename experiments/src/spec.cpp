@@ -477,14 +477,7 @@ void SpecReader::parse_arrivals(const YAML::Node* arrival, const YAML::Node* del
       if (const YAML::Node again = yaml_child(node, "label")) fail(again, path + ".label", "key 'label' is given twice");
       // The label is a CSV field and a plot legend: a newline split a row in readers that do
       // not honour quotes, and an escape sequence reached the terminal through the summary.
-      bool control = false;  // C0, DEL, or C1 (U+0080..U+009F, as UTF-8 C2 80..C2 9F: CSI and the like)
-      for (std::size_t i = 0; i < choice.label.size(); ++i) {
-        const auto b = static_cast<unsigned char>(choice.label[i]);
-        const bool c1 =
-            b == 0xC2 && i + 1 < choice.label.size() && static_cast<unsigned char>(choice.label[i + 1]) < 0xA0;
-        control = control || b < 0x20 || b == 0x7f || c1;
-      }
-      if (control) {
+      if (holds_control_character(choice.label)) {
         fail(
             label, path + ".label",
             fmt::format("label '{}' holds a control character (a newline, tab or escape); it names rows of results.csv "

@@ -169,10 +169,7 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
       topo_files.push_back(t.spec);
       continue;
     }
-    const std::filesystem::path as_file(t.spec);
-    const std::filesystem::path file =
-        as_file.is_absolute() ? as_file
-                              : std::filesystem::path(default_configs_dir()) / "topologies" / (t.spec + ".yaml");
+    const std::filesystem::path file = topology_file(t.spec);
     std::error_code ec;
     const std::filesystem::path canonical = std::filesystem::weakly_canonical(file, ec);
     topo_files.push_back(ec ? file.lexically_normal().string() : canonical.string());

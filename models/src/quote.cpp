@@ -61,12 +61,17 @@ std::size_t utf8_length(std::string_view text, std::size_t i) {
 // "\n" (the message stays one line); a tab and well-formed UTF-8 ("µs") as they are; any other
 // control character (C0, DEL, C1) and every byte that is not UTF-8 as \xNN, so that neither a
 // terminal nor a log reader is handed raw bytes of a binary file or an escape sequence.
+// A C1 control (U+0080..U+009F, CSI among them) as UTF-8: C2 80..C2 9F.
+bool c1_control_at(std::string_view text, std::size_t i) {
+  return i + 1 < text.size() && static_cast<unsigned char>(text[i]) == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0;
+}
+
 std::pair<std::string, std::size_t> shown(std::string_view message, std::size_t i) {
   const auto c = static_cast<unsigned char>(message[i]);
   if (c == '\n') return {"\\n", 1};
   if (c == '\t' || (c >= 0x20 && c < 0x7f)) return {std::string(1, static_cast<char>(c)), 1};
   const std::size_t length = utf8_length(message, i);
-  const bool c1_control = length == 2 && c == 0xC2 && static_cast<unsigned char>(message[i + 1]) < 0xA0;
+  const bool c1_control = length == 2 && c1_control_at(message, i);
   if (length >= 2 && !c1_control) return {std::string(message.substr(i, length)), length};
   std::string escaped;
   for (std::size_t k = 0; k < std::max<std::size_t>(length, 1); ++k) {
@@ -78,6 +83,14 @@ std::pair<std::string, std::size_t> shown(std::string_view message, std::size_t 
 }  // namespace
 
 std::string quote_excerpt(std::string_view text, std::size_t max_chars) { return sanitize(text, max_chars); }
+
+bool holds_control_character(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f || c1_control_at(text, i)) return true;
+  }
+  return false;
+}
 
 std::string one_line_message(std::string_view message, std::size_t max_chars) {
   const std::size_t room = max_chars > kEllipsis.size() ? max_chars - kEllipsis.size() : 0;

@@ -371,11 +371,16 @@ std::vector<json::Value> inspector_values(std::string_view text, std::string_vie
 // and shifts each iteration to its earliest arrival. group_size 0 = max rank + 1.
 // The ranks that appear anywhere, for the hint when ranks are not numbered 0..k-1 (a trace with
 // global ranks 3, 19, 35, ... misses rank 0 in every iteration).
-std::string ranks_seen(const std::vector<Row>& rows, std::uint64_t group_size) {
+std::vector<std::uint32_t> distinct_ranks(const std::vector<Row>& rows) {
   std::vector<std::uint32_t> ranks;
   for (const Row& r : rows) ranks.push_back(r.rank);
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+
+std::string ranks_seen(const std::vector<Row>& rows, std::uint64_t group_size) {
+  const std::vector<std::uint32_t> ranks = distinct_ranks(rows);
   if (ranks.size() * 2 > group_size) return "";
   std::string shown;
   for (std::size_t i = 0; i < std::min<std::size_t>(ranks.size(), 6); ++i) shown += fmt::format("{}{}", i ? ", " : "", ranks[i]);
@@ -405,10 +410,7 @@ ArrivalTrace assemble(std::vector<Row> rows, std::uint32_t group_size, double un
   // rank is allocated for it (a rank of 4,000,000,000 on one line asked for 32 GB).
   if (ranks > rows.size()) {
     // Name the first rank no row has: with ranks 0 and 2 the message said neither.
-    std::vector<std::uint32_t> seen;
-    for (const Row& r : rows) seen.push_back(r.rank);
-    std::sort(seen.begin(), seen.end());
-    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    const std::vector<std::uint32_t> seen = distinct_ranks(rows);
     std::uint32_t absent = 0;
     while (absent < seen.size() && seen[absent] == absent) ++absent;
     throw ConfigError(

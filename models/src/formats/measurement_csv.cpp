@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -158,9 +157,9 @@ MeasurementRow read_row(const RowReader& r, std::size_t line_number) {
     row.algbw_GBps = r.number("algbw_GBps");
     // algbw is size/time by definition (as nccl-tests prints it): a value that is not says the
     // columns are not what they seem. 0 is an unfilled column.
-    const double expected = static_cast<double>(row.size_bytes) / row.time_s / 1e9;
-    if (row.algbw_GBps != 0 &&
-        !(std::fabs(expected - row.algbw_GBps) <= 0.05 * std::max(expected, row.algbw_GBps) + 0.011)) {
+    const double size_bytes = static_cast<double>(row.size_bytes);
+    if (row.algbw_GBps != 0 && !algbw_matches(size_bytes, row.time_s, row.algbw_GBps)) {
+      const double expected = size_bytes / row.time_s / 1e9;
       r.fail("algbw_GBps",
              fmt::format("{} GB/s does not match size_bytes/time_s = {:.3g} GB/s", row.algbw_GBps, expected));
     }

@@ -658,8 +658,8 @@ class Parser {
   // are not what we think (e.g. a time column in milliseconds), which would silently corrupt a fit.
   void check_algbw(double size_bytes, double time_s, double algbw_GBps, std::string_view which,
                    std::size_t line_no, std::string_view text) const {
-    const double expected = size_bytes / time_s / 1e9;
-    if (!(std::fabs(expected - algbw_GBps) <= 0.05 * std::max(expected, algbw_GBps) + 0.011)) {  // NaN, inf: no match
+    if (!algbw_matches(size_bytes, time_s, algbw_GBps)) {
+      const double expected = size_bytes / time_s / 1e9;
       row_error(line_no, text,
                 fmt::format("{} algbw {} GB/s does not match size/time = {:.3g} GB/s", which, algbw_GBps, expected));
     }
@@ -817,6 +817,11 @@ class Parser {
 };
 
 }  // namespace
+
+bool algbw_matches(double size_bytes, double time_s, double algbw_GBps) {
+  const double expected = size_bytes / time_s / 1e9;
+  return std::fabs(expected - algbw_GBps) <= 0.05 * std::max(expected, algbw_GBps) + 0.011;
+}
 
 NcclLog parse_nccl_log(std::string_view text, std::string_view source, const NcclLogOptions& options) {
   if (options.nranks && *options.nranks < 2) {

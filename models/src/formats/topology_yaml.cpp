@@ -282,13 +282,17 @@ std::vector<std::string> known_topology_names(std::string_view configs_dir) {
   return names;
 }
 
+fs::path topology_file(std::string_view path_or_name, std::string_view configs_dir) {
+  if (looks_like_path(path_or_name)) return fs::path(std::string(path_or_name));
+  return fs::path(configs_or_default(configs_dir)) / "topologies" / (std::string(path_or_name) + ".yaml");
+}
+
 Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_t> n_override,
                        std::string_view configs_dir) {
   if (path_or_name.empty()) throw ConfigError("topology: empty name");
   if (n_override && *n_override == 0) throw ConfigError("topology: 0 ranks requested");
-  fs::path path;
+  const fs::path path = topology_file(path_or_name, configs_dir);
   if (looks_like_path(path_or_name)) {
-    path = fs::path(std::string(path_or_name));
     if (std::error_code ec; fs::is_directory(path, ec)) {
       throw ConfigError(fmt::format("topology file '{}' is a directory", path.string()));
     }
@@ -297,7 +301,6 @@ Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_
     }
   } else {
     const std::string dir = configs_or_default(configs_dir);
-    path = fs::path(dir) / "topologies" / (std::string(path_or_name) + ".yaml");
     if (!fs::is_regular_file(path)) {
       std::string known;
       for (const auto& n : known_topology_names(dir)) known += fmt::format("{}{}", known.empty() ? "" : ", ", n);

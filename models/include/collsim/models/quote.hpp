@@ -13,6 +13,10 @@ namespace collsim {
 /// whoever reads the log.
 std::string quote_excerpt(std::string_view text, std::size_t max_chars = 40);
 
+/// True when `text` holds a control character: C0 (newline and tab included), DEL, or C1 as
+/// UTF-8. For names that must be one line of printable text (a label, an output file name).
+bool holds_control_character(std::string_view text);
+
 /// Excerpt length for a YAML key: keys are short names, and a long "key" is usually the first
 /// line of a file that is not YAML at all (a password file given as a topology).
 inline constexpr std::size_t kKeyExcerptChars = 20;

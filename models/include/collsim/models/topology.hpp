@@ -40,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -217,6 +218,11 @@ std::string default_configs_dir();
 
 /// Names of the topology files in `<configs_dir>/topologies` (file stems, sorted).
 std::vector<std::string> known_topology_names(std::string_view configs_dir = {});
+
+/// The file load_topology reads for `path_or_name`: the path itself if it contains '/' or ends
+/// in .yaml or .yml, else `<configs_dir>/topologies/<name>.yaml` (configs_dir empty =
+/// default_configs_dir()). Whether it exists is not checked.
+std::filesystem::path topology_file(std::string_view path_or_name, std::string_view configs_dir = {});
 
 /// Loads a topology YAML file. `path_or_name` is a path if it contains '/' or ends in .yaml or
 /// .yml, otherwise the name of `<configs_dir>/topologies/<name>.yaml` (configs_dir empty =

@@ -69,6 +69,10 @@ struct NcclLogOptions {
   std::optional<std::uint32_t> nranks;  ///< skip detection; must be >= 2
 };
 
+/// Whether an algbw column (1e9 B/s) is size/time, as nccl-tests defines and prints it (two
+/// decimals): within 5 % and the printing's rounding. NaN or infinite values never match.
+bool algbw_matches(double size_bytes, double time_s, double algbw_GBps);
+
 /// Parses the text of an nccl-tests log. `source` names it in messages (a path or a label).
 ///
 /// The collective comes from "# Collective test starting: X_perf" (X_perf plus a NAME_SUFFIX
