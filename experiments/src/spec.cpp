@@ -490,7 +490,17 @@ void SpecReader::parse_arrivals(const YAML::Node* arrival, const YAML::Node* del
     } catch (const ConfigError& e) {
       throw ConfigError(fmt::format("{}: {}", source_, e.what()));
     }
-    if (choice.label.empty()) choice.label = choice.model.describe();
+    if (choice.label.empty()) {
+      choice.label = choice.model.describe();
+      // The default label names a trace or distribution file by its path, which may hold a newline.
+      if (holds_control_character(choice.label)) {
+        fail(node, path,
+             fmt::format("the default label '{}' of this arrival model holds a control character (from a file "
+                         "name); give it a 'label:' of one line of printable text (it names rows of results.csv "
+                         "and summary.csv)",
+                         quote_excerpt(choice.label)));
+      }
+    }
     // The label is the arrival column of results.csv and summary.csv: two models under one label
     // gave rows that nothing told apart.
     for (std::size_t j = 0; j < parsed.size(); ++j) {

@@ -306,6 +306,26 @@ TEST(ArrivalsSpec, TrialsDefaultToTheIterationCount) {
                             {"t.yaml", "arrival.file", "line 4", "no.csv"});
 }
 
+// Without a label, a trace's model is labelled by its path; a path holding a newline would have
+// split rows of results.csv and reached the terminal through the summary, so it needs a label.
+TEST(ArrivalsSpec, ADefaultLabelWithAControlCharacterNeedsALabel) {
+  const test::TempDir dir;
+  const std::string odd = (dir.path() / "two\nlines.csv").string();
+  std::ofstream(odd) << "iteration,rank,arrival_s\n0,0,0\n0,1,0\n0,2,0\n0,3,1\n";
+  // The file name is quoted in YAML with its newline escaped.
+  const std::string escaped = (dir.path() / "two").string() + "\\nlines.csv";
+  test::expect_config_error(
+      [&] {
+        parse_spec(fmt::format("name: t\nalgorithms: [ring]\nn: 4\narrival: {{model: trace, file: \"{}\"}}\n", escaped),
+                   "t.yaml", ".");
+      },
+      {"t.yaml", "arrival (line 4)", "holds a control character", "give it a 'label:'"});
+  const ExperimentSpec labelled = parse_spec(
+      fmt::format("name: t\nalgorithms: [ring]\nn: 4\narrival: {{label: odd, model: trace, file: \"{}\"}}\n", escaped),
+      "t.yaml", ".");
+  EXPECT_EQ(labelled.arrivals.at(0).label, "odd");
+}
+
 TEST(ArrivalsSpec, RunReplaysIterationTModCount) {
   test::TempDir dir;
   const std::string results = run_spec(dir, fmt::format("name: t\nalgorithms: [ring]\nn: 4\nsizes: [1MiB]\ntrials: 7\n"
