@@ -21,10 +21,13 @@
 // against the unmoved run: the model's own sensitivity. Where it exceeds 1e-9, no solver can be
 // held to another to 1e-9 (docs/performance.md, "Eighth pass"), since moving an input by 1 ps
 // moves the answer more than that.
+// --event-path also runs the 1:1 case on replay's event path (the one-sweep path off) and prints
+// its CPU time, cpu_ev_1to1: what the event path costs where nothing contends, so that the 2:1
+// time splits into the event path's own cost and what contention adds.
 //
 // usage: collsim_bench_contention [--min-n N] [--max-n N] [--algorithms A,B,...] [--delay-ms D] [--per-flow]
 //                                 [--fabrics FLAT,OVER] [--check] [--finish-times FILE]
-//                                 [--reshare-interval-ns T] [--sensitivity K]
+//                                 [--reshare-interval-ns T] [--sensitivity K] [--event-path]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -47,7 +50,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: collsim_bench_contention [--min-n N] [--max-n N] [--algorithms A,B,...] [--delay-ms D] [--per-flow]\n"
     "                                [--fabrics FLAT,OVER] [--check] [--finish-times FILE] [--reshare-interval-ns T]\n"
-    "                                [--sensitivity K]\n"
+    "                                [--sensitivity K] [--event-path]\n"
     "  replay on cluster_h100_1024_2to1 vs cluster_h100_1024 (their layout at n GPUs), 1 GiB, rank n-1 late\n"
     "  defaults: --min-n 256 --max-n 1024 --algorithms stragglar,ring,recursive_halving_doubling --delay-ms 30\n"
     "  --per-flow: the per-flow reference max-min solver instead of the bundled one\n"
@@ -57,7 +60,8 @@ constexpr const char* kUsage =
     "  --reshare-interval-ns T: OVER in the approximate mode (a solve at most every T ns; 0 = exact);\n"
     "                           --check then compares it with the exact run\n"
     "  --sensitivity K: also run OVER K times with each rank's arrival moved by up to 1 ps; sensitivity =\n"
-    "                   largest relative finish-time difference against the unmoved run (the model's own)\n";
+    "                   largest relative finish-time difference against the unmoved run (the model's own)\n"
+    "  --event-path: also run FLAT on the event path (one-sweep path off): cpu_ev_1to1\n";
 
 double wall_now() {
   timespec ts{};
@@ -78,6 +82,7 @@ struct Options {
   double delay_s = 30e-3;
   bool per_flow = false;
   bool check = false;
+  bool event_path = false;  // --event-path
   std::string flat = "cluster_h100_1024";
   std::string over = "cluster_h100_1024_2to1";
   std::string finish_times_path;  // empty: none written
@@ -110,6 +115,10 @@ bool parse(int argc, char** argv, Options& o) {
     }
     if (flag == "--check") {
       o.check = true;
+      continue;
+    }
+    if (flag == "--event-path") {
+      o.event_path = true;
       continue;
     }
     if (i + 1 >= argc) throw collsim::ConfigError(fmt::format("{} needs a value (or unknown option)", flag));
@@ -191,16 +200,17 @@ collsim::RunConfig contended_config(const collsim::Schedule& schedule, const col
   return config;
 }
 
-collsim::ReplayEngine make_replay(bool per_flow) {
+collsim::ReplayEngine make_replay(bool per_flow, bool fast_path = true) {
   collsim::ReplayOptions options;
   options.bundle_flows = !per_flow;
+  options.allow_fast_path = fast_path;
   return collsim::ReplayEngine(options);
 }
 
 Run run_once(const collsim::Schedule& schedule, const collsim::Topology& topology, double delay_s, bool per_flow,
-             double interval_s = 0) {
+             double interval_s = 0, bool fast_path = true) {
   const collsim::RunConfig config = contended_config(schedule, topology, delay_s, interval_s);
-  collsim::ReplayEngine engine = make_replay(per_flow);
+  collsim::ReplayEngine engine = make_replay(per_flow, fast_path);
   Run run;
   const double w0 = wall_now();
   const double t0 = cpu_now();
@@ -240,10 +250,11 @@ int main(int argc, char** argv) {
                options.per_flow ? "per-flow" : "bundled",
                options.interval_s > 0 ? fmt::format(", approximate: a solve at most every {:g} ns", options.interval_s * 1e9) : "",
                options.flat, options.over, options.delay_s * 1e3);
-    fmt::print("{:<28} {:>6} {:>9} {:>9} {:>7} {:>7} {:>10} {:>7} {:>9} {:>10} {:>9} {:>11} {:>12} {:>11} {:>11}{}{}\n",
-               "algorithm", "n", "cpu_1to1", "cpu_2to1", "x_2to1", "wall_x", "reshares", "skipped", "flows/rs", "bundles/rs",
-               "links/rs", "redated/rs", "us/rs-flow", "time_1to1", "time_2to1", options.check ? "   rel_diff" : "",
-               options.sensitivity_runs > 0 ? " sensitivity" : "");
+    fmt::print(
+        "{:<28} {:>6} {:>9} {:>9} {:>7} {:>7} {:>10} {:>7} {:>9} {:>10} {:>9} {:>11} {:>12} {:>11} {:>11}{}{}{}\n",
+        "algorithm", "n", "cpu_1to1", "cpu_2to1", "x_2to1", "wall_x", "reshares", "skipped", "flows/rs", "bundles/rs",
+        "links/rs", "redated/rs", "us/rs-flow", "time_1to1", "time_2to1", options.check ? "   rel_diff" : "",
+        options.sensitivity_runs > 0 ? " sensitivity" : "", options.event_path ? " cpu_ev_1to1" : "");
     for (const std::string& algorithm : options.algorithms) {
       for (collsim::Rank n = options.min_n; n <= options.max_n; n *= 2) {
         collsim::AlgorithmOptions ao;
@@ -265,6 +276,13 @@ int main(int argc, char** argv) {
               engine, schedule, contended_config(schedule, over_topology, options.delay_s, options.interval_s), over.finish_s,
               options.sensitivity_runs, 0);
           diff += fmt::format(" {:>11.1e}", s.relative);
+        }
+        if (options.event_path) {
+          const Run event = run_once(schedule, resized(options.flat, n), options.delay_s, options.per_flow, 0, false);
+          if (collsim::largest_relative_difference(event.finish_s, flat.finish_s) > 1e-9) {
+            throw collsim::Error("the event path and the one-sweep path disagree on 1:1");
+          }
+          diff += fmt::format(" {:>11.3f}", event.cpu_s);
         }
         const auto& st = over.stats;
         const double per_reshare = st.reshares > 0 ? static_cast<double>(st.flows_reshared) / st.reshares : 0.0;
