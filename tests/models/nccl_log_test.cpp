@@ -183,13 +183,18 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadFile{"bad-truncated-row.txt", ":30: malformed nccl-tests data row (expected 13 columns, found 7): '1048576"},
         BadFile{"bad-truncated-file.txt", ":38: malformed nccl-tests data row (expected 13 columns, found 4)"},
-        BadFile{"bad-non-numeric.txt", ":24: malformed nccl-tests data row (column 'time (in-place)' is 'fast', not a number)"},
-        BadFile{"bad-algbw-mismatch.txt", ":32: malformed nccl-tests data row (out-of-place algbw 135.55 GB/s does not match"},
+        BadFile{"bad-non-numeric.txt",
+                ":24: malformed nccl-tests data row (column 'time (in-place)' is 'fast', not a number)"},
+        BadFile{"bad-algbw-mismatch.txt",
+                ":32: malformed nccl-tests data row (out-of-place algbw 135.55 GB/s does not match"},
         BadFile{"bad-only-size0.txt", "no nccl-tests data rows with size > 0 found"},
         BadFile{"bad-no-data-rows.txt", "no nccl-tests data rows with size > 0 found"},
         BadFile{"bad-empty.txt", "the file is empty"},
         BadFile{"bad-broadcast.txt", "unknown or unsupported collective 'broadcast_perf'"},
-        BadFile{"bad-nranks-mismatch.txt", "nranks = 4 (from 'nranks' header field) contradicts busbw/algbw = 1.7500"}),
+        BadFile{"bad-nranks-mismatch.txt", "nranks = 4 (from 'nranks' header field) contradicts busbw/algbw = 1.7500"},
+        BadFile{"bad-size-count.txt",
+                ":28: malformed nccl-tests data row: size 1048576 is not count 524288 x 4 bytes (float), as nccl-tests "
+                "prints it for all_reduce"}),
     [](const ::testing::TestParamInfo<BadFile>& param_info) {
       const std::string name = param_info.param.file;
       std::string out;
@@ -265,9 +270,10 @@ TEST(NcclLog, AmbiguousCommandLineIsRejected) {
 }
 
 TEST(NcclLog, RanksFromThreadsTimesGpus) {
-  const std::string text = std::string("# Collective test starting: all_gather_perf\n# nThread 2 nGpus 4 minBytes 8\n") +
-                           kHeader +
-                           "     1048576        262144     float    none      -1    22.47   46.66   40.83      0    21.98   47.72   41.76      0\n";
+  const std::string text =
+      std::string("# Collective test starting: all_gather_perf\n# nThread 2 nGpus 4 minBytes 8\n") + kHeader +
+      "     1048576         32768     float    none      -1    22.47   46.66   40.83      0    21.98   47.72   41.76   "
+      "   0\n";
   const NcclLog log = parse_nccl_log(text, "x.txt");
   EXPECT_EQ(log.nranks, 8u);
   EXPECT_EQ(log.nranks_from, "nThread * nGpus");
@@ -279,7 +285,8 @@ TEST(NcclLog, RanksFromThreadsTimesGpus) {
 TEST(NcclLog, GpusPerThreadFromTheHeader) {
   const std::string head = "# Collective test starting: all_gather_perf\n# nranks: 8\n";
   const std::string row =
-      "     1048576        262144     float    none      -1    22.47   46.66   40.83      0    21.98   47.72   41.76      0\n";
+      "     1048576         32768     float    none      -1    22.47   46.66   40.83      0    21.98   47.72   41.76   "
+      "   0\n";
   EXPECT_EQ(parse_nccl_log(head + kHeader + row, "x.txt").gpus_per_thread, 1u);
   const NcclLog wrong = parse_nccl_log(head + "# nThread 1 nGpus 16\n" + kHeader + row, "x.txt");
   EXPECT_EQ(wrong.gpus_per_thread, 1u);
@@ -572,6 +579,52 @@ TEST(NcclLog, OldErrorColumnIsNotACountOfWrongResults) {
   ASSERT_EQ(log.rows.size(), 1u);
   EXPECT_DOUBLE_EQ(log.rows.front().wrong_oop.value_or(0), 2e-07);
   EXPECT_TRUE(log.warnings.empty()) << log.warnings.front();
+}
+
+// A row's size is its count times the type's width, times nranks for reduce_scatter and
+// all_gather (whose count is one rank's part). A row that breaks it would fit the wrong bytes.
+TEST(NcclLog, SizeMustBeCountTimesTheTypesWidth) {
+  const std::string head = std::string("# Collective test starting: all_reduce_perf\n# nranks: 8\n") + kHeader;
+  const auto with_type = [&](const std::string& type) {
+    return head + "     1048576        262144  " + type +
+           "     sum      -1    27.37   38.31   67.04      0    26.93   38.94   68.14      0\n";
+  };
+  EXPECT_EQ(parse_nccl_log(with_type("float"), "x.txt").rows.size(), 1u);
+  EXPECT_EQ(parse_nccl_log(with_type("int32"), "x.txt").rows.size(), 1u);
+  expect_contains(config_error([&] { parse_nccl_log(with_type("half"), "x.txt"); }),
+                  "x.txt:4: malformed nccl-tests data row: size 1048576 is not count 262144 x 2 bytes (half)");
+  expect_contains(config_error([&] { parse_nccl_log(with_type("double"), "x.txt"); }), "x 8 bytes (double)");
+  // A type nccl-tests does not name has no known width and is not checked.
+  EXPECT_EQ(parse_nccl_log(with_type("mystery"), "x.txt").rows.size(), 1u);
+}
+
+TEST(NcclLog, AllGatherSizeSaysHowManyRanksRan) {
+  const std::string ag = "# Collective test starting: all_gather_perf\n";
+  // 8 ranks: 32768 floats per rank gather to 1 MiB; busbw/algbw = 7/8.
+  const std::string eight =
+      "     1048576         32768     float    none      -1    22.47   46.66   40.83      0    21.98   47.72   41.76   "
+      "   0\n";
+  EXPECT_EQ(parse_nccl_log(ag + "# nranks: 8\n" + kHeader + eight, "x.txt").nranks, 8u);
+  // The same row with 65536 floats per rank gathers 1 MiB from 4 ranks, not the 8 the header says.
+  const std::string four =
+      "     1048576         65536     float    none      -1    22.47   46.66   40.83      0    21.98   47.72   41.76   "
+      "   0\n";
+  expect_contains(config_error([&] { parse_nccl_log(ag + "# nranks: 8\n" + kHeader + four, "x.txt"); }),
+                  "x.txt:4: size 1048576 = count 65536 x 4 bytes (float) x 4 ranks, but nranks = 8 (from 'nranks' "
+                  "header field); pass nranks explicitly");
+  // An nranks the user gives wins, with a warning, as it does against busbw/algbw.
+  NcclLogOptions options;
+  options.nranks = 8;
+  const NcclLog forced = parse_nccl_log(ag + kHeader + four, "x.txt", options);
+  EXPECT_EQ(forced.nranks, 8u);
+  ASSERT_FALSE(forced.warnings.empty());
+  expect_contains(forced.warnings.back(), "x 4 ranks, but nranks = 8 (from option)");
+  // A size that no whole number of ranks explains is malformed whatever nranks is.
+  const std::string odd =
+      "     1048576         40000     float    none      -1    22.47   46.66   40.83      0    21.98   47.72   41.76   "
+      "   0\n";
+  expect_contains(config_error([&] { parse_nccl_log(ag + kHeader + odd, "x.txt", options); }),
+                  "size 1048576 is not count 40000 x 4 bytes (float) x nranks, as nccl-tests prints it for all_gather");
 }
 
 }  // namespace

@@ -331,6 +331,27 @@ std::pair<std::uint64_t, std::uint64_t> ranks_within_rounding(Collective collect
   return {static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(last)};
 }
 
+// Bytes per element of the types nccl-tests names in its 'type' column (test_typenames in its
+// common.cu); nullopt for any other name, which is then not checked against the size.
+std::optional<std::uint64_t> nccl_type_bytes(std::string_view type) {
+  constexpr std::array<std::pair<std::string_view, std::uint64_t>, 12> kWidths{{{"int8", 1},
+                                                                                {"uint8", 1},
+                                                                                {"int32", 4},
+                                                                                {"uint32", 4},
+                                                                                {"int64", 8},
+                                                                                {"uint64", 8},
+                                                                                {"half", 2},
+                                                                                {"float", 4},
+                                                                                {"double", 8},
+                                                                                {"bfloat16", 2},
+                                                                                {"f8e4m3", 1},
+                                                                                {"f8e5m2", 1}}};
+  for (const auto& [name, bytes] : kWidths) {
+    if (name == type) return bytes;
+  }
+  return std::nullopt;
+}
+
 class Parser {
  public:
   Parser(std::string_view source, const NcclLogOptions& options) : source_(source), options_(options) {
@@ -359,6 +380,7 @@ class Parser {
     }
     resolve_collective();
     resolve_nranks();
+    check_sizes_against_counts();
     return std::move(log_);
   }
 
@@ -781,6 +803,38 @@ class Parser {
       log_.gpus_per_thread = static_cast<std::uint32_t>(*ngpus_);
     } else if (ngpus_) {
       log_.warnings.push_back(fmt::format("nGpus = {} is outside 1..nranks ({}); GPUs per thread taken as 1", *ngpus_, *n));
+    }
+  }
+
+  // nccl-tests prints a row's size as its count times the type's width, times nranks where the
+  // count is one rank's part (reduce_scatter's output, all_gather's input). A row that breaks this
+  // has columns that are not what they seem, and would fit the wrong bytes: an error. Where only
+  // nranks disagrees, an nranks the user gave wins with a warning, as against busbw/algbw, and one
+  // the log gave is an error. Types this table does not know are not checked.
+  void check_sizes_against_counts() {
+    const bool count_is_per_rank =
+        log_.collective == Collective::ReduceScatter || log_.collective == Collective::AllGather;
+    for (const auto& row : log_.rows) {
+      const auto width = nccl_type_bytes(row.type);
+      if (!width) continue;
+      const double element_bytes = static_cast<double>(row.count) * static_cast<double>(*width);
+      const double ranks = count_is_per_rank ? log_.nranks : 1.0;
+      if (element_bytes * ranks == row.size_bytes) continue;
+      const double implied = element_bytes > 0 ? row.size_bytes / element_bytes : 0.0;
+      const bool only_nranks_differs = count_is_per_rank && implied >= 2 && implied == std::floor(implied);
+      if (!only_nranks_differs) {
+        throw ConfigError(fmt::format(
+            "{}:{}: malformed nccl-tests data row: size {} is not count {} x {} bytes ({}){}, as nccl-tests prints it "
+            "for {}",
+            source_, row.line, row.size_bytes, row.count, *width, row.type, count_is_per_rank ? " x nranks" : "",
+            collective_name(log_.collective)));
+      }
+      const std::string message =
+          fmt::format("{}:{}: size {} = count {} x {} bytes ({}) x {} ranks, but nranks = {} (from {})", source_,
+                      row.line, row.size_bytes, row.count, *width, row.type, implied, log_.nranks, log_.nranks_from);
+      if (log_.nranks_from != "option") throw ConfigError(message + "; pass nranks explicitly");
+      log_.warnings.push_back(message);
+      return;
     }
   }
 

@@ -89,7 +89,10 @@ bool algbw_matches(double size_bytes, double time_s, double algbw_GBps);
 /// integer and has as many tokens as the header's rows; such a line must have the table's columns (where the
 /// header line puts them, opt-in columns skipped; without a header size count type [redop [root]]
 /// then time algbw busbw #wrong twice) with numbers where numbers belong, positive times and
-/// algbw consistent with size/time. A nonzero #wrong is warned about; old builds' "error" column
+/// algbw consistent with size/time. A row's size must be its count times its type's width (for the
+/// types nccl-tests names), times nranks for reduce_scatter and all_gather; where a whole number
+/// of ranks other than the resolved nranks explains it, an nranks option wins with a warning and
+/// one from the log is an error. A nonzero #wrong is warned about; old builds' "error" column
 /// (the largest error, not a count) is not.
 ///
 /// Throws ConfigError naming `source` (and the 1-based line and its text for row errors) when:
