@@ -1,14 +1,15 @@
 #include "collsim/experiments/args.hpp"
 
-#include "collsim/experiments/output_path.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 
+#include "collsim/experiments/output_path.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/quote.hpp"
 
@@ -169,6 +170,23 @@ std::string output_dir_option(const std::string& text, std::string_view command,
   if (std::filesystem::exists(text, ec) && !std::filesystem::is_directory(text, ec)) {
     throw ConfigError(
         fmt::format("{}: {} '{}' exists and is not a directory", command, option, quote_excerpt(text, 200)));
+  }
+  // What creating the directory would meet, found without creating it, so that `run --dry-run`
+  // refuses what the run refuses: a name too long for the system, a file where a parent should be.
+  const auto cannot_create = [&](const std::string& why) {
+    return ConfigError(
+        fmt::format("{}: {} '{}': cannot create the directory: {}", command, option, quote_excerpt(text, 200), why));
+  };
+  const std::filesystem::file_status status = std::filesystem::status(text, ec);
+  if (ec && status.type() != std::filesystem::file_type::not_found) throw cannot_create(ec.message());
+  if (status.type() == std::filesystem::file_type::not_found) {
+    for (std::filesystem::path p = std::filesystem::path(text).parent_path(); !p.empty() && p != p.root_path();
+         p = p.parent_path()) {
+      const std::filesystem::file_status above = std::filesystem::status(p, ec);
+      if (above.type() == std::filesystem::file_type::not_found) continue;
+      if (!std::filesystem::is_directory(above)) throw cannot_create(std::strerror(ENOTDIR));
+      break;
+    }
   }
   return text;
 }

@@ -171,12 +171,16 @@ std::optional<ArrivalSpec> arrival_from_flags(const ArgParser& p, Rank n, std::s
     }
     YAML::Node node;
     try {
-      node = YAML::Load(text);
+      // All documents, not YAML::Load's first: '{model: none},' read as the map, the ',' dropped.
+      node = only_document(load_yaml_documents(text), fmt::format("{}: --arrival", command), [&](std::size_t line) {
+        return fmt::format(
+            "{}: --arrival{}: a second YAML document starts at line {} (after '---'); give one arrival model", command,
+            is_file ? fmt::format(" '{}'", *given) : "", line);
+      });
     } catch (const YAML::ParserException& e) {
       throw ConfigError(fmt::format("{}: --arrival{} is not valid YAML: {}", command,
                                     is_file ? fmt::format(" '{}'", *given) : "", yaml_parse_problem(e)));
     }
-    check_expanded_size(node, fmt::format("{}: --arrival", command));
     spec = parse_arrival_yaml(node, "--arrival", n, base);
     if (spec.trace) print_trace_warnings(*spec.trace, std::cerr);  // {model: trace, skip_incomplete: true}
   } else {

@@ -5,15 +5,16 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
-#include <csignal>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstring>
-#include <thread>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <vector>
 
+#include "collsim/models/formats/text_file.hpp"
 #include "collsim/models/quote.hpp"
 #include "collsim/models/topology.hpp"
 
@@ -106,8 +107,8 @@ int run_plot_script_logged(const std::string& script, std::span<const std::strin
 
 std::optional<std::filesystem::path> available_plot_script(std::string_view name, std::ostream& out) {
   const std::filesystem::path script = std::filesystem::path(default_configs_dir()).parent_path() / "plots" / name;
-  if (!std::filesystem::is_regular_file(script)) {
-    out << fmt::format("note: no plot ({} not found)\n", script.string());
+  if (const std::string why = why_not_a_regular_file(script); !why.empty()) {
+    out << fmt::format("note: no plot ({} {})\n", script.string(), why == "does not exist" ? "not found" : why);
     return std::nullopt;
   }
   if (!plot_python_has_module("matplotlib")) {

@@ -548,7 +548,7 @@ ExperimentSpec parse_spec(std::string_view yaml_text, std::string_view source, c
   spec.source = std::string(source);
   YAML::Node root;
   try {
-    root = only_document(YAML::LoadAll(std::string(yaml_text)), source, [&](std::size_t line) {
+    root = only_document(load_yaml_documents(std::string(yaml_text)), source, [&](std::size_t line) {
       return fmt::format("{}: a second YAML document starts near line {} (after '---'); a spec is one document "
                          "(write a second spec file for a second study)",
                          source, line);

@@ -12,6 +12,7 @@
 #include "collsim/experiments/spec.hpp"
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/arrival_yaml.hpp"
+#include "collsim/models/formats/text_file.hpp"
 #include "collsim/models/quote.hpp"
 #include "collsim/models/topology.hpp"
 #include "collsim/models/units.hpp"
@@ -184,11 +185,11 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
   for (std::size_t i = 0; i < spec.topologies.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
       if (spec.topologies[i].label != spec.topologies[j].label) continue;
-      throw ConfigError(
-          fmt::format("{}topology[{}] and topology[{}] are both labelled '{}' in the result files, but "
-                      "load different topologies ({} and {}); give the file another name",
-                      where_item(spec, "topology", i, spec.topologies.size()), j, i, spec.topologies[i].label,
-                      quote_excerpt(topo_files[j], 200), quote_excerpt(topo_files[i], 200)));
+      throw ConfigError(fmt::format(
+          "{}topology[{}] and topology[{}] are both labelled '{}' in the result files, but "
+          "load different topologies ({} and {}); give the file another name",
+          where_item(spec, "topology", i, spec.topologies.size()), j, i, quote_excerpt(spec.topologies[i].label, 200),
+          quote_excerpt(topo_files[j], 200), quote_excerpt(topo_files[i], 200)));
     }
   }
   spec.resolved_engines.assign(spec.topologies.size(), {});
@@ -205,7 +206,7 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
       } catch (const ConfigError& e) {
         throw ConfigError(fmt::format("{}topology '{}' with n = {}: {}",
                                       where_item(spec, "topology", i, spec.topologies.size()),
-                                      spec.topologies[i].label, n, e.what()));
+                                      quote_excerpt(spec.topologies[i].label, 200), n, e.what()));
       }
     }
     reject_engine_twice(spec, i);
@@ -225,18 +226,16 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
         arrival_for(spec.arrivals[i], n).validate(n, "arrival");
       } catch (const ConfigError& e) {
         const std::string key = spec.arrivals[i].last_rank_straggler ? "delays" : "arrival";
-        throw ConfigError(fmt::format("{}arrival '{}' with n = {}: {}", spec.where(key), spec.arrivals[i].label, n, e.what()));
+        throw ConfigError(fmt::format("{}arrival '{}' with n = {}: {}", spec.where(key),
+                                      quote_excerpt(spec.arrivals[i].label, 200), n, e.what()));
       }
     }
   }
 
   reject_duplicates(spec, "plot", spec.plots, [](const std::string& s) { return s; });
   for (std::size_t i = 0; check_plot_scripts && i < spec.plots.size(); ++i) {
-    if (!std::filesystem::is_regular_file(spec.plots[i])) {
-      std::error_code ec;
-      const char* why = std::filesystem::is_directory(spec.plots[i], ec) ? "is a directory (give a Python script)"
-                        : std::filesystem::exists(spec.plots[i], ec)     ? "is not a regular file"
-                                                                         : "does not exist";
+    if (std::string why = why_not_a_regular_file(spec.plots[i]); !why.empty()) {
+      if (why == "is a directory") why += " (give a Python script)";
       throw ConfigError(fmt::format("{}plot script '{}' {}", where_item(spec, "plot", i, spec.plots.size()),
                                     quote_excerpt(spec.plots[i], 200), why));
     }
@@ -258,13 +257,13 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
         for (std::size_t j = 0; j < spec.n.size(); ++j) {
           const NConstraintContext context = per_topology ? node_context_at(spec, t, spec.n[j]) : NConstraintContext{};
           if (const std::string why = info.unsupported_reason(spec.n[j], context); !why.empty()) {
-            throw ConfigError(fmt::format("{}algorithm '{}' does not support n = {} on topology '{}' ({}); remove it "
-                                          "or set 'skip_unsupported: true'",
-                                          spec.baseline_added && i + 1 == spec.algorithms.size()
-                                              ? spec.where("baseline")
-                                              : where_item(spec, "algorithms", i, spec.algorithms.size()),
-                                          info.name,
-                                          spec.n[j], spec.topologies[t].label, why));
+            throw ConfigError(
+                fmt::format("{}algorithm '{}' does not support n = {} on topology '{}' ({}); remove it "
+                            "or set 'skip_unsupported: true'",
+                            spec.baseline_added && i + 1 == spec.algorithms.size()
+                                ? spec.where("baseline")
+                                : where_item(spec, "algorithms", i, spec.algorithms.size()),
+                            info.name, spec.n[j], quote_excerpt(spec.topologies[t].label, 200), why));
           }
         }
       }

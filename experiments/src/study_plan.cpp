@@ -9,6 +9,7 @@
 
 #include "collsim/experiments/resource_estimate.hpp"
 #include "collsim/models/error.hpp"
+#include "collsim/models/quote.hpp"
 #include "collsim/models/topology.hpp"
 
 namespace collsim {
@@ -41,7 +42,7 @@ StudyPlan plan_study(const SweepGrid& grid, const EngineFactory& factory) {
         topology = topologies.emplace(key, topology_at(spec, p.topology, n, size)).first;
       } catch (const ConfigError& e) {
         throw ConfigError(fmt::format("{}topology '{}' with n = {}, size {} bytes: {}", spec.where("topology"),
-                                      spec.topologies[p.topology].label, n, size, e.what()));
+                                      quote_excerpt(spec.topologies[p.topology].label, 200), n, size, e.what()));
       }
     }
     if (arrivals_checked.emplace(p.arrival, n).second) arrival_for(spec.arrivals[p.arrival], n).validate(n, "arrival");

@@ -87,6 +87,21 @@ TEST(ArrivalFlags, SimulateAndAdviseRejectTheSamePairs) {
   }
 }
 
+// --arrival took YAML::Load's first document: what followed it was dropped, a trailing ',' too.
+TEST(ArrivalFlags, InlineArrivalIsOneWholeDocument) {
+  const auto with = [](const std::string& arrival) {
+    return test::run({"simulate", "--algo", "ring", "-n", "8", "--size", "1MiB", "--arrival", arrival});
+  };
+  EXPECT_EQ(with("{model: stragglers, rank: 7, delay: 5ms}").code, 0);
+  const auto comma = with("{model: stragglers, rank: 7, delay: 5ms},");
+  EXPECT_EQ(comma.code, 2);
+  EXPECT_NE(comma.err.find("--arrival is not valid YAML: ',' cannot start a value here"), std::string::npos)
+      << comma.err;
+  const auto two = with("{model: none}\n---\n{model: stragglers, rank: 7, delay: 5ms}");
+  EXPECT_EQ(two.code, 2);
+  EXPECT_NE(two.err.find("--arrival: a second YAML document starts at line 3"), std::string::npos) << two.err;
+}
+
 // simulate used to treat `--delay 0 --distribution ...` as valid and ignored a --straggler that
 // was out of range when --stragglers was given; both commands now check the rank against n.
 TEST(ArrivalFlags, StragglerRankCheckedAgainstN) {

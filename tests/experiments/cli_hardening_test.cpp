@@ -122,6 +122,49 @@ TEST(CliHardening, ADirectoryGivenAsAnInputSaysSo) {
   expect_one_error_line(run({"simulate", "--algo", "ring", "-n", "4", "--trace", d}), "is a directory");
 }
 
+// A path longer than the system takes (NAME_MAX 255 per component) made std::filesystem throw
+// from a check, and the CLI called it an internal error (exit 70). Each is now an error naming
+// the input, and nothing is written.
+TEST(CliHardening, APathTooLongForTheSystemIsAnErrorNamingTheInput) {
+  ScratchDir dir("longpath");
+  const std::string long_name = std::string(5000, 'a');
+  expect_one_error_line(run({"simulate", "--algo", "ring", "-n", "4", "--topology", long_name + ".yaml"}),
+                        "cannot be looked up (File name too long)");
+  const fs::path plot = dir.write("plot.yaml", std::string(kTinySpec) + "plot: " + long_name + ".py\n");
+  const fs::path topology = dir.write("topology.yaml", std::string(kTinySpec) + "topology: [" + long_name + ".yaml]\n");
+  const fs::path out = dir.path() / "out";
+  const auto bad_plot = run({"run", plot.string(), "--out", out.string()});
+  expect_one_error_line(bad_plot, "plot (line 7): plot script '");
+  EXPECT_NE(bad_plot.err.find("cannot be looked up (File name too long)"), std::string::npos) << bad_plot.err;
+  const auto bad_topology = run({"run", topology.string(), "--out", out.string()});
+  expect_one_error_line(bad_topology, "topology (line 7): topology 'aaaa");
+  // The reason survives the message's length limit: the label is cut, not the cause.
+  EXPECT_NE(bad_topology.err.find("cannot be looked up (File name too long)"), std::string::npos) << bad_topology.err;
+  const fs::path trace =
+      dir.write("trace.yaml",
+                std::string(kTinySpec) + "arrival:\n  - label: x\n    model: trace\n    file: " + long_name + ".csv\n");
+  const auto bad_trace = run({"run", trace.string(), "--out", out.string()});
+  expect_one_error_line(bad_trace, "arrival[0].file (line 10): cannot read arrival trace '");
+  EXPECT_NE(bad_trace.err.find("File name too long"), std::string::npos) << bad_trace.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// A file that starts with ',' made yaml-cpp's LoadAll read empty documents for ever (the memory
+// grew by gigabytes a second); spec, topology and model files now say where the ',' is.
+TEST(CliHardening, AYamlFileStartingWithACommaIsASyntaxError) {
+  ScratchDir dir("comma");
+  const fs::path comma = dir.write("comma.yaml", ",\n");
+  const fs::path out = dir.path() / "out";
+  expect_one_error_line(run({"run", comma.string(), "--out", out.string()}),
+                        "comma.yaml: YAML syntax error at line 1, column 1: ',' cannot start a value here");
+  expect_one_error_line(run({"simulate", "--algo", "ring", "-n", "8", "--topology", comma.string()}),
+                        "comma.yaml:1: invalid YAML: ',' cannot start a value here");
+  expect_one_error_line(
+      run({"simulate", "--algo", "ring", "-n", "8", "--topology", "dgx_h100", "--model", comma.string()}),
+      "comma.yaml:1: YAML syntax error: ',' cannot start a value here");
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(CliHardening, OutputDirectoryErrorsNameOutAndTheCause) {
   ScratchDir dir("outdir");
   const fs::path spec = dir.write("tiny.yaml", kTinySpec);
@@ -132,6 +175,15 @@ TEST(CliHardening, OutputDirectoryErrorsNameOutAndTheCause) {
   const auto under_a_file = run({"run", spec.string(), "--out", (file / "sub").string(), "--no-plot"});
   expect_one_error_line(under_a_file, "--out");
   EXPECT_NE(under_a_file.err.find("Not a directory"), std::string::npos) << under_a_file.err;
+  // A dry run refuses what the run would refuse, and creates nothing.
+  const auto dry_under_a_file = run({"run", spec.string(), "--out", (file / "sub" / "deeper").string(), "--dry-run"});
+  expect_one_error_line(dry_under_a_file, "cannot create the directory: Not a directory");
+  const auto dry_too_long =
+      run({"run", spec.string(), "--out", (dir.path() / std::string(300, 'o')).string(), "--dry-run"});
+  expect_one_error_line(dry_too_long, "cannot create the directory: File name too long");
+  const auto dry_fine = run({"run", spec.string(), "--out", (dir.path() / "new" / "dir").string(), "--dry-run"});
+  EXPECT_EQ(dry_fine.code, 0) << dry_fine.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "new"));
 
   const auto model_is_dir = run({"calibrate", COLLSIM_TEST_DATA_DIR "/nccl-tests/h100-nvswitch-4gpu-allgather.txt",
                                  "--out", dir.path().string(), "--no-plot"});

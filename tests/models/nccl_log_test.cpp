@@ -598,6 +598,18 @@ TEST(NcclLog, SizeMustBeCountTimesTheTypesWidth) {
   EXPECT_EQ(parse_nccl_log(with_type("mystery"), "x.txt").rows.size(), 1u);
 }
 
+// A size of inf or nan was skipped as a line of other text, and the fit lost the row silently.
+TEST(NcclLog, ANonFiniteSizeIsAMalformedRow) {
+  const std::string head = std::string("# Collective test starting: all_reduce_perf\n# nranks: 8\n") + kHeader;
+  const std::string rest =
+      "        262144     float     sum      -1    27.37   38.31   67.04      0    26.93   38.94   68.14      0\n";
+  for (const char* size : {"inf", "-inf", ".inf", "nan", "NaN", "Infinity"}) {
+    expect_contains(
+        config_error([&] { parse_nccl_log(head + "  " + size + rest, "x.txt"); }),
+        fmt::format("x.txt:4: malformed nccl-tests data row (column 'size' is '{}', not a whole number)", size));
+  }
+}
+
 TEST(NcclLog, AllGatherSizeSaysHowManyRanksRan) {
   const std::string ag = "# Collective test starting: all_gather_perf\n";
   // 8 ranks: 32768 floats per rank gather to 1 MiB; busbw/algbw = 7/8.

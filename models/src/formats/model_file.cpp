@@ -566,7 +566,7 @@ void write_model_file(const ModelFile& model, const std::filesystem::path& path)
 ModelFile parse_model_file(std::string_view yaml_text, std::string_view source) {
   YAML::Node root;
   try {
-    root = only_document(YAML::LoadAll(std::string(yaml_text)), source, [&](std::size_t line) {
+    root = only_document(load_yaml_documents(std::string(yaml_text)), source, [&](std::size_t line) {
       return fmt::format("{}:{}: a second YAML document starts here (after '---'); a model file is one document",
                          source, line);
     });

@@ -46,6 +46,11 @@ bool is_uint(std::string_view s) {
 bool is_number_text(std::string_view s) {
   std::size_t i = 0;
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  // "inf", "nan", YAML's ".inf": a size no build prints, but a row all the same, refused by its
+  // column rather than skipped as a line of other text.
+  std::string word(s.substr(i + (i < s.size() && s[i] == '.' ? 1 : 0)));
+  for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (word == "inf" || word == "infinity" || word == "nan") return true;
   std::size_t digits = 0;
   while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
   if (i < s.size() && s[i] == '.') {

@@ -60,8 +60,19 @@ void allow_rewrite_of(const std::filesystem::path& path) {
   std::erase_if(inputs, [&](const std::filesystem::path& input) { return same_file(input, path); });
 }
 
+std::string why_not_a_regular_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (std::filesystem::is_regular_file(status)) return "";
+  if (status.type() == std::filesystem::file_type::not_found) return "does not exist";
+  if (ec) return fmt::format("cannot be looked up ({})", ec.message());
+  return std::filesystem::is_directory(status) ? "is a directory" : "is not a regular file";
+}
+
 std::string read_text_file(const std::filesystem::path& path, std::string_view what, std::uint64_t max_bytes) {
-  const std::string name = what.empty() ? fmt::format("'{}'", path.string()) : fmt::format("{} '{}'", what, path.string());
+  // The path is cut to 200 characters so that the reason after it survives the CLI's one-line limit.
+  const std::string shown = quote_excerpt(path.string(), 200);
+  const std::string name = what.empty() ? fmt::format("'{}'", shown) : fmt::format("{} '{}'", what, shown);
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw ConfigError(fmt::format("cannot read {}: it is a directory", name));
   std::ifstream in(path, std::ios::binary);

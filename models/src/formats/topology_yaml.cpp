@@ -292,16 +292,19 @@ Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_
   if (path_or_name.empty()) throw ConfigError("topology: empty name");
   if (n_override && *n_override == 0) throw ConfigError("topology: 0 ranks requested");
   const fs::path path = topology_file(path_or_name, configs_dir);
+  const std::string why_not = why_not_a_regular_file(path);
   if (looks_like_path(path_or_name)) {
-    if (std::error_code ec; fs::is_directory(path, ec)) {
+    if (why_not == "is a directory") {
       throw ConfigError(fmt::format("topology file '{}' is a directory", path.string()));
     }
-    if (!fs::is_regular_file(path)) {
+    if (why_not == "does not exist" || why_not == "is not a regular file") {
       throw ConfigError(fmt::format("topology file '{}' does not exist or is not a file", path.string()));
     }
+    if (!why_not.empty())
+      throw ConfigError(fmt::format("topology file '{}' {}", quote_excerpt(path.string()), why_not));
   } else {
     const std::string dir = configs_or_default(configs_dir);
-    if (!fs::is_regular_file(path)) {
+    if (!why_not.empty()) {
       std::string known;
       for (const auto& n : known_topology_names(dir)) known += fmt::format("{}{}", known.empty() ? "" : ", ", n);
       throw ConfigError(fmt::format("unknown topology '{}' (known: {}; or give a path to a .yaml file)",
@@ -312,7 +315,7 @@ Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_
   const std::string text = read_text_file(path, "", kConfigFileMaxBytes);  // kept: find_multiline_value reads the source
   YAML::Node root;
   try {
-    root = only_document(YAML::LoadAll(text), file, [&](std::size_t line) {
+    root = only_document(load_yaml_documents(text), file, [&](std::size_t line) {
       return fmt::format("{}:{}: a second YAML document starts here (after '---'); a topology file is one document",
                          file, line);
     });

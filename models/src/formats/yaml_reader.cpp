@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 #include <vector>
 
 #include "collsim/models/error.hpp"
@@ -56,6 +58,52 @@ void check_expanded_size(const YAML::Node& root, std::string_view source) {
       }
     }
   }
+}
+
+namespace {
+
+// Sees only where each document starts; the nodes are built afterwards by LoadAll.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    stuck_ = started_ && mark.pos == last_.pos;
+    started_ = true;
+    last_ = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+  bool stuck() const { return stuck_; }
+  const YAML::Mark& last() const { return last_; }
+
+ private:
+  bool started_ = false;
+  bool stuck_ = false;
+  YAML::Mark last_ = YAML::Mark::null_mark();
+};
+
+}  // namespace
+
+std::vector<YAML::Node> load_yaml_documents(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  while (parser.HandleNextDocument(starts)) {
+    if (starts.stuck()) {
+      const std::size_t at = starts.last().pos >= 0 ? static_cast<std::size_t>(starts.last().pos) : 0;
+      const std::string_view body = text::without_byte_order_mark(text);
+      const char token = at < body.size() ? body[at] : ' ';
+      const char* hint = token == ',' ? " (a ',' belongs inside [a, b] or {a: 1, b: 2})" : "";
+      throw YAML::ParserException(starts.last(), fmt::format("'{}' cannot start a value here{}", token, hint));
+    }
+  }
+  return YAML::LoadAll(text);
 }
 
 YAML::Node only_document(const std::vector<YAML::Node>& documents, std::string_view source,

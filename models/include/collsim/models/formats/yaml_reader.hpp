@@ -38,6 +38,14 @@ inline constexpr std::size_t kMaxYamlValues = 1'000'000;
 /// kMaxYamlValues values (it stops counting there).
 void check_expanded_size(const YAML::Node& root, std::string_view source);
 
+/// Every document of `text`, as YAML::LoadAll reads them. Why not LoadAll itself: yaml-cpp 0.7
+/// leaves a token it cannot start a node with (a ',' outside brackets, as in a file that is just
+/// ",") unread and returns an empty document in front of it, again and again, so LoadAll never
+/// returned and filled the memory. Documents are counted first; one that starts where the last
+/// one started read nothing, and that throws YAML::ParserException at its mark, which the readers
+/// report as any syntax error.
+std::vector<YAML::Node> load_yaml_documents(const std::string& text);
+
 /// The first of a file's documents (null if there is none), checked by check_expanded_size. A
 /// second, non-empty document throws ConfigError(second_document(its 1-based line)): YAML::Load
 /// and LoadFile read the first document and silently drop the rest, so readers load all and take
