@@ -610,6 +610,34 @@ TEST(NcclLog, ANonFiniteSizeIsAMalformedRow) {
   }
 }
 
+// busbw is algbw times the bus factor on every row, not only on the one that decides nranks.
+TEST(NcclLog, EveryRowsBusBandwidthIsItsAlgorithmBandwidthTimesTheBusFactor) {
+  // The 2 MiB row has the largest algbw: it decides nranks, the rows below it are checked here.
+  const std::string head = std::string("# Collective test starting: all_reduce_perf\n# nranks: 8\n") + kHeader +
+                           "     2097152        524288     float     sum      -1    42.21   49.68   86.94      0    "
+                           "42.09   49.83   87.20      0\n";
+  const std::string broken =
+      "     1048576        262144     float     sum      -1    27.37   38.31 9999999999      0    26.93   38.94   "
+      "68.14      0\n";
+  expect_contains(config_error([&] { parse_nccl_log(head + broken, "x.txt"); }),
+                  "x.txt:5: malformed nccl-tests data row: busbw 9999999999 GB/s is not algbw 38.31 GB/s x 1.7500, the "
+                  "bus factor of all_reduce at nranks = 8 (from 'nranks' header field)");
+  const std::string in_place =
+      "     1048576        262144     float     sum      -1    27.37   38.31   67.04      0    26.93   38.94   78.14   "
+      "   0\n";
+  expect_contains(config_error([&] { parse_nccl_log(head + in_place, "x.txt"); }),
+                  "busbw 78.14 GB/s is not algbw 38.94");
+  const std::string fine =
+      "     1048576        262144     float     sum      -1    27.37   38.31   67.04      0    26.93   38.94   68.14   "
+      "   0\n";
+  EXPECT_EQ(parse_nccl_log(head + fine, "x.txt").rows.size(), 2u);
+  // An nranks given as an option overrides the log, which was warned about once: rows are not
+  // held to it.
+  NcclLogOptions options;
+  options.nranks = 16;
+  EXPECT_EQ(parse_nccl_log(head + broken, "x.txt", options).rows.size(), 2u);
+}
+
 TEST(NcclLog, AllGatherSizeSaysHowManyRanksRan) {
   const std::string ag = "# Collective test starting: all_gather_perf\n";
   // 8 ranks: 32768 floats per rank gather to 1 MiB; busbw/algbw = 7/8.

@@ -117,6 +117,9 @@ TEST(SharedNic, BadNicCountsAreRefusedNamingKeyValueAndLine) {
   EXPECT_NE(three.find("'cluster.nics_per_node' = 3 must divide cluster.gpus_per_node = 8"), std::string::npos) << three;
   const std::string zero = error_of("kind: cluster\nn: 16\ncluster:\n  nics_per_node: 0\n");
   EXPECT_NE(zero.find("'cluster.nics_per_node' = '0' must be a whole number >= 1"), std::string::npos) << zero;
+  // Past 2^32 - 1 the count was called "not a whole number"; it says what the limit is.
+  const std::string huge = error_of("kind: cluster\nn: 4294967304\ncluster:\n  gpus_per_node: 8\n");
+  EXPECT_NE(huge.find("nics.yaml:2: 'n' = '4294967304' is too large (at most 4294967295)"), std::string::npos) << huge;
   EXPECT_NE(error_of("kind: cluster\nn: 16\ncluster:\n  gpus_per_node: 4\n  nics_per_node: 8\n").find("must divide"),
             std::string::npos);
   EXPECT_EQ(error_of("kind: cluster\nn: 16\ncluster:\n  gpus_per_node: 4\n  nics_per_node: 2\n"), "");

@@ -386,6 +386,7 @@ class Parser {
     resolve_collective();
     resolve_nranks();
     check_sizes_against_counts();
+    check_bus_bandwidths();
     return std::move(log_);
   }
 
@@ -840,6 +841,28 @@ class Parser {
       if (log_.nranks_from != "option") throw ConfigError(message + "; pass nranks explicitly");
       log_.warnings.push_back(message);
       return;
+    }
+  }
+
+  // busbw is algbw times the bus factor, both printed rounded (nccl-tests' definition). Only one row
+  // decides nranks, so a busbw column broken on another row (9999999999 GB/s) passed unseen. When
+  // the user's nranks overrode a contradicting log, that was warned about once, and rows are not
+  // checked against it.
+  void check_bus_bandwidths() const {
+    if (log_.nranks_from == "option") return;
+    const double factor = bus_factor(log_.collective, log_.nranks);
+    for (const auto& row : log_.rows) {
+      const std::pair<double, double> halves[] = {{row.algbw_oop_GBps, row.busbw_oop_GBps},
+                                                  {row.algbw_ip_GBps, row.busbw_ip_GBps}};
+      for (const auto& [algbw, busbw] : halves) {
+        const double expected = algbw * factor;
+        const double slack = printed_half_unit(busbw) + factor * printed_half_unit(algbw) + 1e-3 * expected;
+        if (std::fabs(busbw - expected) <= slack) continue;
+        throw ConfigError(fmt::format(
+            "{}:{}: malformed nccl-tests data row: busbw {} GB/s is not algbw {} GB/s x {:.4f}, the bus factor of {} "
+            "at nranks = {} (from {})",
+            source_, row.line, busbw, algbw, factor, collective_name(log_.collective), log_.nranks, log_.nranks_from));
+      }
     }
   }
 

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <filesystem>
 #include <initializer_list>
+#include <limits>
 
 #include "collsim/models/error.hpp"
 #include "collsim/models/formats/text_file.hpp"
@@ -92,6 +93,10 @@ class TopologyFile {
     const std::string text = scalar(node, key);
     std::uint32_t value = 0;
     const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec == std::errc::result_out_of_range && ptr == text.data() + text.size()) {
+      throw ConfigError(fmt::format("{}: '{}' = '{}' is too large (at most {})", where(file_, node), key,
+                                    quote_excerpt(text), std::numeric_limits<std::uint32_t>::max()));
+    }
     if (ec != std::errc() || ptr != text.data() + text.size() || value == 0) {
       throw ConfigError(fmt::format("{}: '{}' = '{}' must be a whole number >= 1", where(file_, node), key, quote_excerpt(text)));
     }

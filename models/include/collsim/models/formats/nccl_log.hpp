@@ -92,8 +92,9 @@ bool algbw_matches(double size_bytes, double time_s, double algbw_GBps);
 /// algbw consistent with size/time. A row's size must be its count times its type's width (for the
 /// types nccl-tests names), times nranks for reduce_scatter and all_gather; where a whole number
 /// of ranks other than the resolved nranks explains it, an nranks option wins with a warning and
-/// one from the log is an error. A nonzero #wrong is warned about; old builds' "error" column
-/// (the largest error, not a count) is not.
+/// one from the log is an error. Every row's busbw must be its algbw times the bus factor at the
+/// resolved nranks, within the printed rounding (unless nranks came from the option). A nonzero
+/// #wrong is warned about; old builds' "error" column (the largest error, not a count) is not.
 ///
 /// Throws ConfigError naming `source` (and the 1-based line and its text for row errors) when:
 /// the text is empty, no data row with size > 0 is found (saying so when lines carry nccl-tests
