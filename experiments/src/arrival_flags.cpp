@@ -158,12 +158,10 @@ std::optional<ArrivalSpec> arrival_from_flags(const ArgParser& p, Rank n, std::s
         (text.find_first_of("{:\n") == std::string::npos && !text.starts_with('[')) ||
         ((text.ends_with(".yaml") || text.ends_with(".yml")) && text.find('{') == std::string::npos);
     if (!is_file && names_a_file) {
-      const bool exists = std::filesystem::exists(text, ec);
+      const FileLookup file = look_up_file(text);
       throw ConfigError(fmt::format("{}: --arrival '{}': {} (give a YAML file or the model inline)", command,
                                     quote_excerpt(text, 200),
-                                    !exists                                    ? "no such file"
-                                    : std::filesystem::is_directory(text, ec) ? "is a directory"
-                                                                               : "is not a regular file"));
+                                    file.kind == FileLookup::Kind::Missing ? "no such file" : file.why));
     }
     if (is_file) {
       base = std::filesystem::absolute(text, ec).parent_path();

@@ -107,8 +107,9 @@ int run_plot_script_logged(const std::string& script, std::span<const std::strin
 
 std::optional<std::filesystem::path> available_plot_script(std::string_view name, std::ostream& out) {
   const std::filesystem::path script = std::filesystem::path(default_configs_dir()).parent_path() / "plots" / name;
-  if (const std::string why = why_not_a_regular_file(script); !why.empty()) {
-    out << fmt::format("note: no plot ({} {})\n", script.string(), why == "does not exist" ? "not found" : why);
+  if (const FileLookup found = look_up_file(script); found.kind != FileLookup::Kind::Regular) {
+    out << fmt::format("note: no plot ({} {})\n", script.string(),
+                       found.kind == FileLookup::Kind::Missing ? "not found" : found.why);
     return std::nullopt;
   }
   if (!plot_python_has_module("matplotlib")) {

@@ -234,10 +234,10 @@ void validate(ExperimentSpec& spec, bool check_plot_scripts) {
 
   reject_duplicates(spec, "plot", spec.plots, [](const std::string& s) { return s; });
   for (std::size_t i = 0; check_plot_scripts && i < spec.plots.size(); ++i) {
-    if (std::string why = why_not_a_regular_file(spec.plots[i]); !why.empty()) {
-      if (why == "is a directory") why += " (give a Python script)";
-      throw ConfigError(fmt::format("{}plot script '{}' {}", where_item(spec, "plot", i, spec.plots.size()),
-                                    quote_excerpt(spec.plots[i], 200), why));
+    if (const FileLookup script = look_up_file(spec.plots[i]); script.kind != FileLookup::Kind::Regular) {
+      throw ConfigError(fmt::format("{}plot script '{}' {}{}", where_item(spec, "plot", i, spec.plots.size()),
+                                    quote_excerpt(spec.plots[i], 200), script.why,
+                                    script.kind == FileLookup::Kind::Directory ? " (give a Python script)" : ""));
     }
   }
   // The baseline joins the algorithms before the support check, so a hierarchical baseline

@@ -28,14 +28,14 @@ TEST(TextFile, ReadsTheWholeFileAcrossChunks) {
   EXPECT_EQ(read_text_file(write_file(dir, "empty.txt", ""), "trace", kDataFileMaxBytes), "");
 }
 
-TEST(TextFile, WhyNotARegularFileNeverThrows) {
+TEST(TextFile, LookUpFileNeverThrows) {
   const test::TempDir dir;
-  EXPECT_EQ(why_not_a_regular_file(write_file(dir, "a.txt", "x")), "");
-  EXPECT_EQ(why_not_a_regular_file(dir.path() / "missing.txt"), "does not exist");
-  EXPECT_EQ(why_not_a_regular_file(dir.path() / "a.txt" / "under_a_file"), "does not exist");
-  EXPECT_EQ(why_not_a_regular_file(dir.path()), "is a directory");
-  EXPECT_EQ(why_not_a_regular_file("/dev/null"), "is not a regular file");
-  EXPECT_EQ(why_not_a_regular_file(dir.path() / std::string(5000, 'a')), "cannot be looked up (File name too long)");
+  EXPECT_EQ(look_up_file(write_file(dir, "a.txt", "x")).why, "");
+  EXPECT_EQ(look_up_file(dir.path() / "missing.txt").why, "does not exist");
+  EXPECT_EQ(look_up_file(dir.path() / "a.txt" / "under_a_file").why, "does not exist");
+  EXPECT_EQ(look_up_file(dir.path()).why, "is a directory");
+  EXPECT_EQ(look_up_file("/dev/null").why, "is not a regular file");
+  EXPECT_EQ(look_up_file(dir.path() / std::string(5000, 'a')).why, "cannot be looked up (File name too long)");
 }
 
 // A NUL byte is refused with its line, whichever chunk it falls in: /dev/zero, a binary file or a

@@ -41,6 +41,12 @@ bool is_uint(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 // A decimal number as written, signed or with a fraction or exponent ("-64", "64.5", "1e3"):
 // a line that starts with two of them is a table row, even where its size is not a byte count.
 bool is_number_text(std::string_view s) {
@@ -48,8 +54,7 @@ bool is_number_text(std::string_view s) {
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
   // "inf", "nan", YAML's ".inf": a size no build prints, but a row all the same, refused by its
   // column rather than skipped as a line of other text.
-  std::string word(s.substr(i + (i < s.size() && s[i] == '.' ? 1 : 0)));
-  for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string word = lower(s.substr(i + (i < s.size() && s[i] == '.' ? 1 : 0)));
   if (word == "inf" || word == "infinity" || word == "nan") return true;
   std::size_t digits = 0;
   while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
@@ -73,12 +78,6 @@ bool is_identifier(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
   });
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 // Whole-token number parse; nullopt on any trailing garbage, so "12.5us" is not a number.

@@ -60,13 +60,15 @@ void allow_rewrite_of(const std::filesystem::path& path) {
   std::erase_if(inputs, [&](const std::filesystem::path& input) { return same_file(input, path); });
 }
 
-std::string why_not_a_regular_file(const std::filesystem::path& path) {
+FileLookup look_up_file(const std::filesystem::path& path) {
+  using Kind = FileLookup::Kind;
   std::error_code ec;
   const std::filesystem::file_status status = std::filesystem::status(path, ec);
-  if (std::filesystem::is_regular_file(status)) return "";
-  if (status.type() == std::filesystem::file_type::not_found) return "does not exist";
-  if (ec) return fmt::format("cannot be looked up ({})", ec.message());
-  return std::filesystem::is_directory(status) ? "is a directory" : "is not a regular file";
+  if (std::filesystem::is_regular_file(status)) return {Kind::Regular, ""};
+  if (status.type() == std::filesystem::file_type::not_found) return {Kind::Missing, "does not exist"};
+  if (ec) return {Kind::Unreachable, fmt::format("cannot be looked up ({})", ec.message())};
+  if (std::filesystem::is_directory(status)) return {Kind::Directory, "is a directory"};
+  return {Kind::Other, "is not a regular file"};
 }
 
 std::string read_text_file(const std::filesystem::path& path, std::string_view what, std::uint64_t max_bytes) {

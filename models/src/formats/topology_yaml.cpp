@@ -297,19 +297,22 @@ Topology load_topology(std::string_view path_or_name, std::optional<std::uint32_
   if (path_or_name.empty()) throw ConfigError("topology: empty name");
   if (n_override && *n_override == 0) throw ConfigError("topology: 0 ranks requested");
   const fs::path path = topology_file(path_or_name, configs_dir);
-  const std::string why_not = why_not_a_regular_file(path);
+  const FileLookup file_kind = look_up_file(path);
   if (looks_like_path(path_or_name)) {
-    if (why_not == "is a directory") {
-      throw ConfigError(fmt::format("topology file '{}' is a directory", path.string()));
+    switch (file_kind.kind) {
+      case FileLookup::Kind::Regular:
+        break;
+      case FileLookup::Kind::Directory:
+        throw ConfigError(fmt::format("topology file '{}' is a directory", path.string()));
+      case FileLookup::Kind::Missing:
+      case FileLookup::Kind::Other:
+        throw ConfigError(fmt::format("topology file '{}' does not exist or is not a file", path.string()));
+      case FileLookup::Kind::Unreachable:
+        throw ConfigError(fmt::format("topology file '{}' {}", quote_excerpt(path.string()), file_kind.why));
     }
-    if (why_not == "does not exist" || why_not == "is not a regular file") {
-      throw ConfigError(fmt::format("topology file '{}' does not exist or is not a file", path.string()));
-    }
-    if (!why_not.empty())
-      throw ConfigError(fmt::format("topology file '{}' {}", quote_excerpt(path.string()), why_not));
   } else {
     const std::string dir = configs_or_default(configs_dir);
-    if (!why_not.empty()) {
+    if (file_kind.kind != FileLookup::Kind::Regular) {
       std::string known;
       for (const auto& n : known_topology_names(dir)) known += fmt::format("{}{}", known.empty() ? "" : ", ", n);
       throw ConfigError(fmt::format("unknown topology '{}' (known: {}; or give a path to a .yaml file)",

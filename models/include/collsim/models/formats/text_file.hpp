@@ -24,12 +24,20 @@ inline constexpr std::uint64_t kDataFileMaxBytes = std::uint64_t{8} << 30;
 /// it is read.
 std::string read_text_file(const std::filesystem::path& path, std::string_view what, std::uint64_t max_bytes);
 
-/// Why `path` is not a regular file (after links), or "" when it is: "does not exist", "is a
-/// directory", "is not a regular file", or "cannot be looked up (R)" with the system's reason R
-/// ("File name too long", "Permission denied"). Never throws: the throwing std::filesystem checks turned
-/// a name past the system's limit (a 5,000-character topology or plot path) into an internal
-/// error instead of an error naming the input.
-std::string why_not_a_regular_file(const std::filesystem::path& path);
+/// What a path names, after links, for messages about an input file.
+struct FileLookup {
+  enum class Kind { Regular, Missing, Directory, Other, Unreachable };
+  Kind kind = Kind::Missing;
+  /// Why it is not a regular file: "" (Regular), "does not exist", "is a directory", "is not a
+  /// regular file", or "cannot be looked up (R)" with the system's reason R ("File name too long",
+  /// "Permission denied").
+  std::string why;
+};
+
+/// Never throws: the throwing std::filesystem checks turned a name past the system's limit (a
+/// 5,000-character topology or plot path) into an internal error instead of an error naming the
+/// input.
+FileLookup look_up_file(const std::filesystem::path& path);
 
 /// Every file read_text_file opened since the last forget_input_files(), absolute. Why: outputs
 /// are written after the work, and one named like an input (a topology given by name, a delay
